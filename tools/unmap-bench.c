@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unmap-bench.c - time one madvise(MADV_DONTNEED) or one munmap() over a
+ * large private anonymous mapping: the PTE-clearing microbenchmark.
+ *
+ * Built twice by tools/Makefile: madv-bench (default op dontneed) and
+ * munmap-bench (default op munmap).
+ *
+ * Usage: madv-bench [-s SIZE] [-r RUNS] [-o dontneed|munmap] [-m]
+ *                   [--pre CMD] [--post CMD]
+ *   -s SIZE   bytes to map, K/M/G suffixes (powers of 1024); default 256M
+ *   -r RUNS   repetitions, each on a fresh mapping; default 3
+ *   -o OP     dontneed: time madvise(MADV_DONTNEED) of the whole range;
+ *             munmap: time munmap() of the whole range
+ *   -m        machine-readable output: one "result ..." line per run and
+ *             one "summary ..." line, as key=value pairs
+ *   --pre CMD, --post CMD
+ *             shell command run just before / just after the timed call
+ *             (outside the timed interval), with BENCH_RUN=<run> and
+ *             BENCH_PHASE=pre|post in its environment; used by ab-run to
+ *             read xenperf counters around exactly the timed call.
+ *
+ * Method (the public MADV_DONTNEED figures were taken this way): mmap SIZE
+ * of private anonymous read/write memory, switch transparent huge pages off
+ * (prctl(PR_SET_THP_DISABLE) and MADV_NOHUGEPAGE: Xen PV has no huge pages,
+ * so a native comparison must not have them either), write one byte to
+ * every page so every L1 entry is present, then time a single call with
+ * CLOCK_MONOTONIC.  On a Xen PV Dom0 without the module every PTE that call
+ * clears is one trap and one ptwr emulation in Xen.
+ *
+ * Output: milliseconds per run (wall time of the one call), the page count
+ * (SIZE / page size = the number of L1 entries cleared) and the median.
+ * Errors: bad arguments exit 2; a failing mmap/madvise/munmap exits 1; if
+ * huge pages could not be kept off the run still completes but reports
+ * thp=on and a warning, since its figure is not comparable.
+ */
+#define _GNU_SOURCE
+#include "bench-util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef BENCH_DEFAULT_OP
+#define BENCH_DEFAULT_OP "dontneed"
+#endif
+
+enum op { OP_DONTNEED, OP_MUNMAP };
+
+static void usage(const char *prog, FILE *f)
+{
+	fprintf(f,
+		"usage: %s [-s SIZE] [-r RUNS] [-o dontneed|munmap] [-m] [--pre CMD] [--post CMD]\n"
+		"  time one madvise(MADV_DONTNEED) or munmap() of SIZE bytes of touched\n"
+		"  private anonymous memory (THP off); prints milliseconds per run\n",
+		prog);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "machine", no_argument, NULL, 'm' },
+		{ "pre", required_argument, NULL, 'P' },
+		{ "post", required_argument, NULL, 'Q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *opname = BENCH_DEFAULT_OP, *pre = NULL, *post = NULL;
+	uint64_t size = 256ULL << 20;
+	long runs = 3, psize = sysconf(_SC_PAGESIZE);
+	int machine = 0, c, thp_ctl;
+	enum op op;
+	double *ms;
+	char hs[32];
+
+	while ((c = getopt_long(argc, argv, "s:r:o:mh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (parse_size(optarg, &size) || size == 0) {
+				fprintf(stderr, "%s: bad size '%s'\n", argv[0], optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			runs = strtol(optarg, NULL, 10);
+			if (runs < 1 || runs > 100000) {
+				fprintf(stderr, "%s: bad run count '%s'\n", argv[0], optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			opname = optarg;
+			break;
+		case 'm':
+			machine = 1;
+			break;
+		case 'P':
+			pre = optarg;
+			break;
+		case 'Q':
+			post = optarg;
+			break;
+		case 'h':
+			usage(argv[0], stdout);
+			return 0;
+		default:
+			usage(argv[0], stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(argv[0], stderr);
+		return 2;
+	}
+	if (!strcmp(opname, "dontneed")) {
+		op = OP_DONTNEED;
+	} else if (!strcmp(opname, "munmap")) {
+		op = OP_MUNMAP;
+	} else {
+		fprintf(stderr, "%s: unknown op '%s' (dontneed or munmap)\n", argv[0], opname);
+		return 2;
+	}
+	if (psize <= 0)
+		psize = 4096;
+	if (size % (uint64_t)psize) {
+		fprintf(stderr, "%s: size %llu is not a multiple of the page size %ld\n",
+			argv[0], (unsigned long long)size, psize);
+		return 2;
+	}
+	ms = calloc((size_t)runs, sizeof(*ms));
+	if (!ms) {
+		perror("calloc");
+		return 1;
+	}
+
+	thp_ctl = thp_disable_process();
+	if (!machine)
+		printf("%s: %s of %s (%llu pages of %ld B), %ld run(s)\n",
+		       argv[0], op == OP_DONTNEED ? "madvise(MADV_DONTNEED)" : "munmap()",
+		       human_size(size, hs, sizeof(hs)),
+		       (unsigned long long)(size / psize), psize, runs);
+
+	for (long r = 0; r < runs; r++) {
+		struct timespec t0, t1;
+		volatile char *p;
+		long long huge;
+		int rc;
+
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			fprintf(stderr, "%s: mmap of %llu bytes: %s\n", argv[0],
+				(unsigned long long)size, strerror(errno));
+			return 1;
+		}
+		/* Only fails on kernels without THP: nothing to switch off then. */
+		(void)thp_disable_range((void *)p, size);
+		for (uint64_t off = 0; off < size; off += (uint64_t)psize)
+			p[off] = 1;
+		huge = anon_huge_bytes();
+		if (huge > 0)
+			fprintf(stderr, "%s: warning: %lld bytes in transparent huge pages: "
+				"this run is not comparable\n", argv[0], huge);
+
+		if (pre && run_hook(pre, (int)r + 1, "pre") != 0)
+			fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
+		now(&t0);
+		if (op == OP_DONTNEED)
+			rc = madvise((void *)p, size, MADV_DONTNEED);
+		else
+			rc = munmap((void *)p, size);
+		now(&t1);
+		if (rc) {
+			fprintf(stderr, "%s: %s: %s\n", argv[0], opname, strerror(errno));
+			return 1;
+		}
+		if (post && run_hook(post, (int)r + 1, "post") != 0)
+			fprintf(stderr, "%s: warning: --post hook failed\n", argv[0]);
+		if (op == OP_DONTNEED && munmap((void *)p, size)) {
+			perror("munmap");
+			return 1;
+		}
+		ms[r] = ms_between(&t0, &t1);
+		if (machine)
+			printf("result op=%s bytes=%llu pages=%llu page_size=%ld run=%ld ms=%.3f thp=%s\n",
+			       opname, (unsigned long long)size,
+			       (unsigned long long)(size / psize), psize, r + 1, ms[r],
+			       huge > 0 ? "on" : "off");
+		else
+			printf("run %ld: %.3f ms%s\n", r + 1, ms[r],
+			       huge > 0 ? " (THP ON: not comparable)" : "");
+		fflush(stdout);
+	}
+
+	{
+		double mn = ms[0], mx = ms[0], md = median(ms, (size_t)runs);
+
+		for (long r = 1; r < runs; r++) {
+			if (ms[r] < mn)
+				mn = ms[r];
+			if (ms[r] > mx)
+				mx = ms[r];
+		}
+		if (machine)
+			printf("summary op=%s bytes=%llu pages=%llu runs=%ld median_ms=%.3f min_ms=%.3f max_ms=%.3f thp_ctl=%s\n",
+			       opname, (unsigned long long)size,
+			       (unsigned long long)(size / psize), runs, md, mn, mx,
+			       thp_ctl ? "prctl" : "none");
+		else
+			printf("median %.3f ms, min %.3f ms, max %.3f ms (%.1f ns per PTE)\n",
+			       md, mn, mx, md * 1e6 / (double)(size / psize));
+	}
+	free(ms);
+	return 0;
+}
