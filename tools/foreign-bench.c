@@ -4,6 +4,7 @@
  * every batch: the PTE-clearing half of a migration sender's profile.
  *
  * Usage: foreign-bench [-d DOMID] [-b BATCH] [-n FRAMES] [-r RUNS] [-m]
+ *                      [--pre CMD] [--post CMD]
  *   -d DOMID  domain whose frames to map; default 0 (Dom0 maps its own)
  *   -b BATCH  frames per xenforeignmemory_map() call; default 1024 (the
  *             batch size of libxenguest's migration stream)
@@ -11,6 +12,11 @@
  *             pages (tot_pages from XEN_DOMCTL_getdomaininfo)
  *   -r RUNS   repetitions of map-all/unmap-all; default 3
  *   -m        machine-readable "result ..." and "summary ..." lines
+ *   --pre CMD, --post CMD
+ *             shell command run just before / just after the timed unmap
+ *             phase (outside it), with BENCH_RUN and BENCH_PHASE=pre|post
+ *             in its environment, as in madv-bench; ab-run reads xenperf
+ *             counters with it
  *
  * Method (as in the public migration profile): open libxenctrl and
  * libxenforeignmemory, ask for the domain's number of pages, map all of
@@ -51,7 +57,7 @@
 static void usage(const char *prog, FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-d DOMID] [-b BATCH] [-n FRAMES] [-r RUNS] [-m]\n"
+		"usage: %s [-d DOMID] [-b BATCH] [-n FRAMES] [-r RUNS] [-m] [--pre CMD] [--post CMD]\n"
 		"  map a domain's frames read-only in batches with libxenforeignmemory,\n"
 		"  then unmap every batch; prints map and unmap milliseconds\n",
 		prog);
@@ -108,7 +114,15 @@ int main(int argc, char **argv)
 	double *map_ms, *unmap_ms, disc_ms;
 	struct timespec t0, t1, t2;
 
-	while ((c = getopt(argc, argv, "d:b:n:r:mh")) != -1) {
+	static const struct option longopts[] = {
+		{ "pre", required_argument, NULL, 'P' },
+		{ "post", required_argument, NULL, 'Q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *pre = NULL, *post = NULL;
+
+	while ((c = getopt_long(argc, argv, "d:b:n:r:mh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			domid = strtol(optarg, NULL, 0);
@@ -140,6 +154,12 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			machine = 1;
+			break;
+		case 'P':
+			pre = optarg;
+			break;
+		case 'Q':
+			post = optarg;
 			break;
 		case 'h':
 			usage(argv[0], stdout);
@@ -233,6 +253,10 @@ int main(int argc, char **argv)
 				failed += err[i] != 0;
 		}
 		now(&t1);
+		map_ms[r] = ms_between(&t0, &t1);
+		if (pre && run_hook(pre, (int)r + 1, "pre") != 0)
+			fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
+		now(&t1);
 		for (size_t b = 0; b < nbatches; b++) {
 			size_t first = b * (size_t)batch;
 			size_t n = nframes - first < (size_t)batch ? nframes - first : (size_t)batch;
@@ -243,7 +267,8 @@ int main(int argc, char **argv)
 			}
 		}
 		now(&t2);
-		map_ms[r] = ms_between(&t0, &t1);
+		if (post && run_hook(post, (int)r + 1, "post") != 0)
+			fprintf(stderr, "%s: warning: --post hook failed\n", argv[0]);
 		unmap_ms[r] = ms_between(&t1, &t2);
 		if (machine)
 			printf("result domid=%ld frames=%zu batch=%ld run=%ld map_ms=%.3f unmap_ms=%.3f total_ms=%.3f failed=%zu\n",
