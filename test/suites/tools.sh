@@ -1,0 +1,240 @@
+#!/bin/bash
+# test/suites/tools.sh - the measurement tools of tools/ really work in the
+# lab's Dom0 (issue 5).
+#
+# Runs inside Dom0 from /xps (see test/lab/run), patched Xen and patched
+# kernel.  Checks, one "PASS: <check>" or "FAIL: <check>: <reason>" line
+# each (figures are printed on "info:" lines, never asserted as limits):
+#   tools-build              make -C tools builds every program
+#   madv-bench-output        machine output parses; pages = size / 4096;
+#                            one result per run; THP off
+#   munmap-bench-output      the same for munmap-bench
+#   bench-rejects-bad-size   a size that is not a page multiple exits 2
+#   conc-bench-table         one summary per caller count 1,2,4 and one
+#                            result per caller per run
+#   foreign-bench-maps       maps and unmaps 4096 of Dom0's own frames,
+#                            none failing (needs a Xen Dom0)
+#   unmap_page_range-bt      bpftrace attaches and counts >= 1 call of
+#                            madv-bench
+#   xen_ptswap-bt-batched    with mode=batched, >= one deferred clear per
+#                            page of a 16 MiB MADV_DONTNEED of dirty pages
+#   xen_ptswap-bt-sync       with mode=sync, >= one synchronous clear per page
+#   ab-run-small             ab-run, 1 round, 16 MiB: exit 0, CSV rows for
+#                            unloaded, batched and sync, a PNG, a table
+#   ab-run-counters          its xenperf counts are there: unloaded has at
+#                            least one ptwr emulation per PTE cleared
+# Exit status 0 if every check passed.
+
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+T=$(mktemp -d /tmp/xps-tools.XXXXXX)
+failed=0
+bt_pid=
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; failed=1; }
+info() { echo "info: $*"; }
+
+cleanup() {
+	[ -n "$bt_pid" ] && kill -INT "$bt_pid" 2>/dev/null && wait "$bt_pid" 2>/dev/null
+	rmmod xen_ptswap 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+on_xen() { [ "$(cat /sys/hypervisor/type 2>/dev/null)" = xen ]; }
+
+# kv FILE KIND KEY: values of KEY= on the lines starting with KIND.
+kv() {
+	awk -v kind="$2" -v key="$3" '$1 == kind {
+		for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == key) print a[2] }
+	}' "$1"
+}
+
+# --- build -------------------------------------------------------------
+if make -s -C tools >"$T/make.log" 2>&1; then
+	missing=
+	for p in madv-bench munmap-bench conc-bench foreign-bench; do
+		[ -x "tools/$p" ] || missing="$missing $p"
+	done
+	if [ -z "$missing" ]; then
+		pass tools-build
+	else
+		fail tools-build "not built:$missing ($(tail -n 2 "$T/make.log" | tr '\n' ' '))"
+	fi
+else
+	fail tools-build "make -C tools: $(tail -n 3 "$T/make.log" | tr '\n' ' ')"
+fi
+
+# --- madv-bench / munmap-bench -------------------------------------------
+check_unmap_bench() {
+	local name=$1 prog=$2 op=$3 out=$T/$2.out runs pages bad
+	if ! "tools/$prog" -s 16M -r 2 -m >"$out" 2>"$T/$prog.err"; then
+		fail "$name" "exit $?: $(head -c 300 "$T/$prog.err")"
+		return
+	fi
+	runs=$(kv "$out" result run | wc -l)
+	pages=$(kv "$out" result pages | sort -u)
+	bad=$(kv "$out" result ms | grep -cvE '^[0-9]+\.[0-9]+$')
+	if [ "$runs" != 2 ]; then
+		fail "$name" "expected 2 result lines, got $runs: $(head -c 300 "$out")"
+	elif [ "$pages" != $((16 * 1024 * 1024 / 4096)) ]; then
+		fail "$name" "pages=$pages, expected $((16 * 1024 * 1024 / 4096))"
+	elif [ "$bad" != 0 ]; then
+		fail "$name" "ms values do not parse: $(kv "$out" result ms | tr '\n' ' ')"
+	elif [ "$(kv "$out" result op | sort -u)" != "$op" ]; then
+		fail "$name" "op is $(kv "$out" result op | sort -u), expected $op"
+	elif kv "$out" result thp | grep -q on; then
+		fail "$name" "transparent huge pages were on"
+	elif [ -z "$(kv "$out" summary median_ms)" ]; then
+		fail "$name" "no summary line"
+	else
+		pass "$name"
+		info "$prog 16 MiB: median $(kv "$out" summary median_ms) ms"
+	fi
+}
+check_unmap_bench madv-bench-output madv-bench dontneed
+check_unmap_bench munmap-bench-output munmap-bench munmap
+
+tools/madv-bench -s 3k -r 1 >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 2 ]; then
+	pass bench-rejects-bad-size
+else
+	fail bench-rejects-bad-size "madv-bench -s 3k exited $rc, expected 2"
+fi
+
+# --- conc-bench ------------------------------------------------------------
+if tools/conc-bench -s 8M -k 1,2,4 -r 1 -m >"$T/conc.out" 2>"$T/conc.err"; then
+	ks=$(kv "$T/conc.out" summary k | tr '\n' ' ')
+	nres=$(grep -c '^result ' "$T/conc.out")
+	if [ "$ks" != "1 2 4 " ]; then
+		fail conc-bench-table "summaries for K = '$ks', expected '1 2 4 '"
+	elif [ "$nres" != 7 ]; then
+		fail conc-bench-table "$nres result lines, expected 1+2+4 = 7"
+	else
+		pass conc-bench-table
+		info "conc-bench 8 MiB per caller, mean ms per call for K=1,2,4:" \
+			"$(kv "$T/conc.out" summary mean_ms | tr '\n' ' ')"
+	fi
+else
+	fail conc-bench-table "exit $?: $(head -c 300 "$T/conc.err")"
+fi
+
+# --- foreign-bench ------------------------------------------------------------
+if ! on_xen; then
+	fail foreign-bench-maps "not a Xen domain: this suite needs the lab's Xen Dom0"
+elif tools/foreign-bench -n 4096 -b 256 -r 1 -m >"$T/foreign.out" 2>"$T/foreign.err"; then
+	frames=$(kv "$T/foreign.out" result frames)
+	nfail=$(kv "$T/foreign.out" result failed)
+	if [ "$frames" != 4096 ]; then
+		fail foreign-bench-maps "mapped $frames frames, expected 4096"
+	elif [ "$nfail" != 0 ]; then
+		fail foreign-bench-maps "$nfail frames failed to map on the timed pass"
+	else
+		pass foreign-bench-maps
+		info "foreign-bench 4096 frames, batches of 256:" \
+			"map $(kv "$T/foreign.out" result map_ms) ms, unmap $(kv "$T/foreign.out" result unmap_ms) ms"
+	fi
+else
+	fail foreign-bench-maps "exit $?: $(head -c 300 "$T/foreign.err")"
+fi
+
+# --- bpftrace scripts -----------------------------------------------------------
+# bt_start OUT SCRIPT ARGS...: start bpftrace, wait until its BEGIN ran.
+bt_start() {
+	local out=$1 i
+	shift
+	bpftrace -B none "$@" >"$out" 2>&1 &
+	bt_pid=$!
+	for i in $(seq 1 240); do
+		grep -q 'Hit Ctrl-C' "$out" && return 0
+		kill -0 "$bt_pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	kill -INT "$bt_pid" 2>/dev/null
+	wait "$bt_pid" 2>/dev/null
+	bt_pid=
+	return 1
+}
+bt_stop() {
+	kill -INT "$bt_pid" 2>/dev/null
+	wait "$bt_pid" 2>/dev/null
+	bt_pid=
+}
+
+if bt_start "$T/upr.out" tools/unmap_page_range.bt madv-bench; then
+	tools/madv-bench -s 16M -r 1 >/dev/null
+	bt_stop
+	calls=$(sed -n 's/^@calls: \([0-9]*\)$/\1/p' "$T/upr.out")
+	if [ -n "$calls" ] && [ "$calls" -ge 1 ]; then
+		pass unmap_page_range-bt
+		info "unmap_page_range.bt: $calls calls, average $(sed -n 's/^@avg_us: //p' "$T/upr.out") us"
+	else
+		fail unmap_page_range-bt "no @calls >= 1 in: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
+	fi
+else
+	fail unmap_page_range-bt "bpftrace did not start: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
+fi
+
+# check_ptswap_bt MODE CLASS: CLASS clears >= pages of a 16 MiB run.
+check_ptswap_bt() {
+	local mode=$1 class=$2 name=xen_ptswap-bt-$1 out=$T/xps-$1.out n
+	rmmod xen_ptswap 2>/dev/null
+	if ! modprobe xen_ptswap mode="$mode" 2>"$T/modprobe.err"; then
+		fail "$name" "modprobe xen_ptswap mode=$mode: $(cat "$T/modprobe.err")"
+		return
+	fi
+	if ! bt_start "$out" tools/xen_ptswap.bt; then
+		fail "$name" "bpftrace did not start: $(head -c 400 "$out" | tr '\n' '|')"
+		rmmod xen_ptswap 2>/dev/null
+		return
+	fi
+	tools/madv-bench -s 16M -r 1 >/dev/null
+	bt_stop
+	rmmod xen_ptswap 2>/dev/null
+	n=$(sed -n "s/^@clears\[madv-bench, $class\]: \([0-9]*\)$/\1/p" "$out")
+	if [ -n "$n" ] && [ "$n" -ge 4096 ]; then
+		pass "$name"
+		info "xen_ptswap.bt mode=$mode: $(grep '^@clears\[madv-bench' "$out" | tr '\n' ' ')"
+	else
+		fail "$name" "expected >= 4096 $class clears by madv-bench: $(grep '^@' "$out" | head -n 8 | tr '\n' '|')"
+	fi
+}
+if on_xen; then
+	check_ptswap_bt batched deferred
+	check_ptswap_bt sync synchronous
+else
+	fail xen_ptswap-bt-batched "not a Xen domain: the module cannot load"
+	fail xen_ptswap-bt-sync "not a Xen domain: the module cannot load"
+fi
+
+# --- ab-run -----------------------------------------------------------------------
+if tools/ab-run --rounds 1 --warmup 0 --size 16M --csv "$T/ab/ab.csv" \
+	>"$T/ab.out" 2>"$T/ab.err"; then
+	variants=$(awk -F, 'NR > 1 { print $2 }' "$T/ab/ab.csv" | sort | tr '\n' ' ')
+	if [ "$variants" != "batched sync unloaded " ]; then
+		fail ab-run-small "CSV variants '$variants', expected batched sync unloaded"
+	elif [ "$(head -c 4 "$T/ab/ab.png" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 89504e47 ]; then
+		fail ab-run-small "no PNG chart at $T/ab/ab.png"
+	elif ! grep -q '^unloaded ' "$T/ab.out"; then
+		fail ab-run-small "no table on stdout: $(head -c 300 "$T/ab.out")"
+	else
+		pass ab-run-small
+		sed 's/^/info: /' "$T/ab.out"
+	fi
+	# ptwr per PTE of the unloaded row: every PTE cleared is one emulation.
+	ok=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["variant"] == "unloaded" { if ($c["ptwr"] != "" && $c["ptwr"] + 0 >= $c["ptes"] + 0) print "yes"; else print "no:" $c["ptwr"] "/" $c["ptes"] }' "$T/ab/ab.csv")
+	if [ "$ok" = yes ]; then
+		pass ab-run-counters
+	else
+		fail ab-run-counters "unloaded ptwr emulations / PTEs = ${ok#no:}: $(head -c 300 "$T/ab.err")"
+	fi
+else
+	fail ab-run-small "exit $?: $(tail -c 400 "$T/ab.err")"
+	fail ab-run-counters "ab-run failed"
+fi
+
+exit $failed
