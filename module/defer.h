@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * defer.h - when may a PTE clear be queued instead of done at once?
+ *
+ * Header-only so that the KUnit suite (test/ktest/) tests the very code
+ * the module runs.  Xen PV queues set_pte() updates in lazy MMU mode into
+ * one multicall, issued in order when the mode ends, before the TLB flush
+ * and before any page is freed.  A queued clear lands later than a native
+ * xchg would, and until then the CPU may still set the Accessed and Dirty
+ * bits in the live entry: a lost A bit only ages a page, a lost D bit
+ * loses data.  So a clear may be queued only when the hardware cannot set
+ * a D bit that anybody needs:
+ *  - the entry is not present (swap, migration or marker entry, or
+ *    PROT_NONE): the CPU does not walk it;
+ *  - it is not writable: the CPU never sets D on a read-only entry;
+ *  - it is already dirty: D is in the value we return;
+ *  - it is pte_special(): no struct page whose dirtiness the caller uses.
+ * A writable, clean entry is never deferred.
+ *
+ * The tests look at flag bits only (pte_flags() masks the raw value), so
+ * they are exact on the machine (MFN) values that Xen PV page tables hold.
+ */
+#ifndef XEN_PTSWAP_DEFER_H
+#define XEN_PTSWAP_DEFER_H
+
+#include <linux/pgtable.h>
+
+/**
+ * enum xps_clear - what xps_ptep_get_and_clear() does with an entry
+ * @XPS_CLEAR_NONE: the entry is already none: nothing to write
+ * @XPS_CLEAR_DEFER: queue set_pte(ptep, 0) and return the value read
+ * @XPS_CLEAR_SWAP: flush the queue, one synchronous MMU_PT_UPDATE_SWAP
+ */
+enum xps_clear {
+	XPS_CLEAR_NONE,
+	XPS_CLEAR_DEFER,
+	XPS_CLEAR_SWAP,
+};
+
+/**
+ * xps_can_defer() - may the clear of this entry be queued?
+ * @pte: the entry as read from the page table (raw machine value)
+ *
+ * Return: true if the entry is not present, not writable, dirty or
+ * special, so that nothing the caller needs can change in it between the
+ * read and the queued clear; false for a present, writable, clean,
+ * non-special entry.
+ */
+static inline bool xps_can_defer(pte_t pte)
+{
+	return !pte_present(pte) || !pte_write(pte) || pte_dirty(pte) ||
+	       pte_special(pte);
+}
+
+/**
+ * xps_classify() - choose how to clear an entry
+ * @pte: the entry as read from the page table (raw machine value)
+ * @sync: true in mode "sync": never defer
+ *
+ * Return: %XPS_CLEAR_NONE for a none entry (in both modes),
+ * %XPS_CLEAR_DEFER if !@sync and xps_can_defer(), else %XPS_CLEAR_SWAP.
+ */
+static inline enum xps_clear xps_classify(pte_t pte, bool sync)
+{
+	if (pte_none(pte))
+		return XPS_CLEAR_NONE;
+	if (!sync && xps_can_defer(pte))
+		return XPS_CLEAR_DEFER;
+	return XPS_CLEAR_SWAP;
+}
+
+#endif /* XEN_PTSWAP_DEFER_H */

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hypercall.c - the MMU_PT_UPDATE_SWAP sub-op of mmu_update, and the
+ * question whether Xen offers it.
+ *
+ * The sub-op and the feature bit are defined by test/xen-patch/ and
+ * numbered in include/xen_ptswap_abi.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bits.h>
+#include <linux/errno.h>
+#include <xen/interface/xen.h>
+#include <xen/interface/version.h>
+#include <asm/xen/hypercall.h>
+#include <asm/xen/page.h>
+
+#include "xen_ptswap_abi.h"
+#include "xen_ptswap.h"
+
+/**
+ * xps_xen_has_swap() - does Xen offer MMU_PT_UPDATE_SWAP to this domain?
+ *
+ * Asks Xen afresh with HYPERVISOR_xen_version(XENVER_get_features) for
+ * the feature submap that holds %XENFEAT_mmu_pt_update_swap, rather than
+ * trusting the kernel's copy of the features, which may predate the bit.
+ *
+ * Return: true if the bit is set; false if it is clear or Xen refuses the
+ * query.
+ */
+bool xps_xen_has_swap(void)
+{
+	struct xen_feature_info fi = {
+		.submap_idx = XENFEAT_mmu_pt_update_swap / 32,
+	};
+
+	if (HYPERVISOR_xen_version(XENVER_get_features, &fi) < 0)
+		return false;
+	return fi.submap & BIT(XENFEAT_mmu_pt_update_swap % 32);
+}
+
+/**
+ * xps_hypercall_swap() - clear one L1 entry with MMU_PT_UPDATE_SWAP
+ * @ptep: the entry, in a page table page of this domain (a pinned one, or
+ *	Xen does a plain atomic exchange)
+ * @old: where to store the entry Xen replaced, as the raw machine value a
+ *	native xchg on the entry would have returned
+ *
+ * One mmu_update hypercall with one request on the stack: ptr is the
+ * machine address of the entry with the sub-op in its low bits, val the
+ * new entry (0).  Xen exchanges the entry atomically, tolerating A/D bits
+ * set by the hardware meanwhile, and writes the old entry back into val.
+ * A request is either done completely or not at all.
+ *
+ * Return: 0 on success; the negative errno from Xen; -EIO if Xen
+ * returned success without doing the request.  On error @old is not
+ * written and the entry is unchanged.
+ */
+int xps_hypercall_swap(pte_t *ptep, pteval_t *old)
+{
+	struct mmu_update req = {
+		.ptr = virt_to_machine(ptep).maddr | MMU_PT_UPDATE_SWAP,
+		.val = 0,
+	};
+	unsigned int done = 0;
+	int rc;
+
+	rc = HYPERVISOR_mmu_update(&req, 1, &done, DOMID_SELF);
+	if (rc < 0)
+		return rc;
+	if (done != 1)
+		return -EIO;
+	*old = req.val;
+	return 0;
+}

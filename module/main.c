@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - xen_ptswap: clear PTEs on Xen PV without a trap per entry.
+ *
+ * Load-time checks, the "mode" parameter, module init and exit.  The
+ * design is in DESIGN.md; the hot path is in clear.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/errno.h>
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <xen/xen.h>
+
+#include "stats.h"
+#include "xen_ptswap.h"
+
+enum xps_mode xps_mode = XPS_MODE_BATCHED;
+
+static const char * const xps_mode_names[] = {
+	[XPS_MODE_BATCHED]	= "batched",
+	[XPS_MODE_SYNC]		= "sync",
+};
+
+static int xps_mode_set(const char *val, const struct kernel_param *kp)
+{
+	int mode = sysfs_match_string(xps_mode_names, val);
+
+	if (mode < 0) {
+		pr_err("invalid mode \"%s\": use mode=batched (the default) or mode=sync\n",
+		       val);
+		return -EINVAL;
+	}
+	*(enum xps_mode *)kp->arg = mode;
+	return 0;
+}
+
+static int xps_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 xps_mode_names[*(enum xps_mode *)kp->arg]);
+}
+
+static const struct kernel_param_ops xps_mode_ops = {
+	.set = xps_mode_set,
+	.get = xps_mode_get,
+};
+
+/**
+ * DOC: mode
+ *
+ * Module parameter "mode", a string, set at load time only (0444 in
+ * /sys/module/xen_ptswap/parameters/mode):
+ *  - "batched" (default): a clear that the deferral rule allows (entry
+ *    not present, not writable, dirty or special) is queued with
+ *    set_pte() into the lazy MMU multicall; any other clear is one
+ *    synchronous MMU_PT_UPDATE_SWAP;
+ *  - "sync": every clear of a pinned, non-none entry is one synchronous
+ *    MMU_PT_UPDATE_SWAP, for A/B comparisons of the two strategies.
+ * Any other value fails the load with -EINVAL and installs nothing.
+ */
+module_param_cb(mode, &xps_mode_ops, &xps_mode, 0444);
+MODULE_PARM_DESC(mode,
+		 "batched (default): queue clears the CPU cannot race with, swap the rest; sync: one MMU_PT_UPDATE_SWAP per PTE");
+
+/* Each failed check prints one line: the cause and what to do. */
+static int __init xps_check(void)
+{
+	if (!xen_pv_domain()) {
+		pr_err("not a Xen PV domain: this module only works in a Xen PV guest or PV Dom0\n");
+		return -ENODEV;
+	}
+	if (!XPS_HAVE_HOOK) {
+		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook: apply test/linux-patch/ to the kernel, boot it and rebuild this module against it\n");
+		return -EOPNOTSUPP;
+	}
+	if (IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU)) {
+		pr_err("kernel is preemptible but lacks CONFIG_TASKS_RCU, so unload could not wait for preempted callers: build the kernel with CONFIG_TASKS_RCU=y\n");
+		return -EOPNOTSUPP;
+	}
+	if (!xps_xen_has_swap()) {
+		pr_err("Xen does not offer MMU_PT_UPDATE_SWAP (XENFEAT_mmu_pt_update_swap clear): boot a Xen built with test/xen-patch/\n");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int __init xps_init(void)
+{
+	int err;
+
+	err = xps_check();
+	if (err)
+		return err;
+
+	xps_stats_init();
+
+	err = xps_hook_install();
+	if (err) {
+		pr_err("cannot install pv_ops.mmu.ptep_get_and_clear (error %d): another module may be changing it; unload that one first\n",
+		       err);
+		goto err_stats;
+	}
+
+	pr_info("installed, mode=%s\n", xps_mode_names[xps_mode]);
+	return 0;
+
+err_stats:
+	xps_stats_exit();
+	return err;
+}
+
+static void __exit xps_exit(void)
+{
+	xps_hook_restore();
+	xps_stats_exit();
+	pr_info("removed, previous ptep_get_and_clear restored\n");
+}
+
+module_init(xps_init);
+module_exit(xps_exit);
+
+MODULE_DESCRIPTION("Batched, trap-free ptep_get_and_clear for Xen PV (MMU_PT_UPDATE_SWAP)");
+MODULE_AUTHOR("xen-ptswap developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stats.c - the per-CPU counters of xen_ptswap and their debugfs file.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "stats.h"
+
+DEFINE_PER_CPU(struct xps_stats, xps_stats);
+
+static const char * const xps_stat_names[XPS_NR_STATS] = {
+	[XPS_STAT_CALLS]	= "calls",
+	[XPS_STAT_UNPINNED]	= "unpinned",
+	[XPS_STAT_NONE]		= "none",
+	[XPS_STAT_DEFERRED]	= "deferred",
+	[XPS_STAT_SWAPPED]	= "swapped",
+	[XPS_STAT_HCALL_ERRORS]	= "hcall_errors",
+	[XPS_STAT_FALLBACKS]	= "fallbacks",
+};
+
+static struct dentry *xps_debugfs_dir;
+
+static int xps_stats_show(struct seq_file *m, void *unused)
+{
+	int stat, cpu;
+
+	for (stat = 0; stat < XPS_NR_STATS; stat++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += READ_ONCE(per_cpu(xps_stats, cpu).count[stat]);
+		seq_printf(m, "%s %llu\n", xps_stat_names[stat], sum);
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xps_stats);
+
+/**
+ * DOC: /sys/kernel/debug/xen_ptswap/stats
+ *
+ * Read-only text, one "<name> <count>" line per counter, each the sum
+ * over all CPUs of the events since the module was loaded (counters start
+ * at zero at every load): calls (calls of the module's
+ * ptep_get_and_clear), unpinned (native xchg, page table not pinned),
+ * none (entry already none), deferred (clear queued through set_pte),
+ * swapped (synchronous MMU_PT_UPDATE_SWAP), hcall_errors (failed
+ * MMU_PT_UPDATE_SWAP) and fallbacks (native xchg after such a failure).
+ * At rest calls = unpinned + none + deferred + swapped + fallbacks.
+ *
+ * Like every debugfs user, the module loads even if debugfs is missing;
+ * the counters then still count but cannot be read.
+ */
+
+/**
+ * xps_stats_init() - create /sys/kernel/debug/xen_ptswap/stats
+ *
+ * Errors of debugfs are ignored on purpose, as debugfs users should: see
+ * the DOC section above.
+ */
+void xps_stats_init(void)
+{
+	xps_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("stats", 0444, xps_debugfs_dir, NULL,
+			    &xps_stats_fops);
+}
+
+/**
+ * xps_stats_exit() - remove the debugfs directory
+ *
+ * Waits for readers of the stats file to finish (debugfs_remove()).
+ */
+void xps_stats_exit(void)
+{
+	debugfs_remove(xps_debugfs_dir);
+}

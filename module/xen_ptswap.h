@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xen_ptswap.h - what the parts of the xen_ptswap module share.
+ *
+ * main.c: load-time checks, the "mode" parameter, init and exit.
+ * hook.c: install and restore the pv_ops.mmu.ptep_get_and_clear slot.
+ * hypercall.c: the MMU_PT_UPDATE_SWAP shim and the feature query.
+ * clear.c: the batched ptep_get_and_clear() itself (the hot path).
+ * stats.c: per-CPU counters and their debugfs file.
+ * defer.h: the deferral rule, header-only so that KUnit can test it.
+ */
+#ifndef XEN_PTSWAP_H
+#define XEN_PTSWAP_H
+
+#include <linux/types.h>
+#include <asm/pgtable_types.h>
+
+struct mm_struct;
+
+/* Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear. */
+#ifdef XEN_PTSWAP_HAVE_HOOK
+#define XPS_HAVE_HOOK	true
+#else
+#define XPS_HAVE_HOOK	false
+#endif
+
+/**
+ * enum xps_mode - how xps_ptep_get_and_clear() clears a pinned PTE
+ * @XPS_MODE_BATCHED: queue the clear in the lazy MMU multicall when the
+ *	deferral rule (defer.h) allows it, else one MMU_PT_UPDATE_SWAP
+ * @XPS_MODE_SYNC: always one synchronous MMU_PT_UPDATE_SWAP per PTE
+ */
+enum xps_mode {
+	XPS_MODE_BATCHED,
+	XPS_MODE_SYNC,
+};
+
+/* Set by the "mode" parameter at load time, read-only afterwards. */
+extern enum xps_mode xps_mode;
+
+pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
+			     pte_t *ptep);
+
+int xps_hook_install(void);
+void xps_hook_restore(void);
+
+bool xps_xen_has_swap(void);
+int xps_hypercall_swap(pte_t *ptep, pteval_t *old);
+
+#endif /* XEN_PTSWAP_H */

@@ -1,0 +1,113 @@
+#!/bin/bash
+# test/suites/dkms.sh - DKMS packaging of xen_ptswap in the lab's Dom0
+# (issue 7): the dkms.conf and Kbuild at the top of the repo.
+#
+# On the patched lab kernel: `dkms add`, `dkms build`, `dkms install`,
+# then modprobe loads the DKMS-built module and rmmod removes it; and
+# `dkms build` against Debian's stock 6.1 headers succeeds without
+# warnings, producing a module built without the hook (it refuses to load
+# there, see module.sh).  Runs in the overlay root, so nothing persists.
+# Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check.
+
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+REPO=$PWD
+T=$(mktemp -d /tmp/xps-dkms.XXXXXX)
+REL=$(uname -r)
+NAME=xen-ptswap
+VER=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")
+failed=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; failed=1; }
+info() { echo "info: $*"; }
+trap 'rm -rf "$T"' EXIT
+
+# The built module and the make log DKMS keeps for kernel $1.
+dkms_ko() { echo "/var/lib/dkms/$NAME/$VER/$1/x86_64/module/xen_ptswap.ko"; }
+dkms_log() { echo "/var/lib/dkms/$NAME/$VER/$1/x86_64/log/make.log"; }
+
+# build_ok CHECK KERNEL: dkms build for KERNEL, no compiler warning.
+build_ok() {
+	if ! dkms build -m "$NAME" -v "$VER" -k "$2" >"$T/build-$2.out" 2>&1; then
+		fail "$1" "$(tail -n 5 "$T/build-$2.out" | tr '\n' ' ')"
+		return 1
+	fi
+	if grep -q 'warning:' "$(dkms_log "$2")" 2>/dev/null; then
+		fail "$1" "$(grep -m1 'warning:' "$(dkms_log "$2")")"
+		return 1
+	fi
+	pass "$1"
+}
+
+# has_hook KO: was KO built with the hook (Kbuild's build-time check)?
+has_hook() { nm "$1" 2>/dev/null | grep -q ' xps_saved_op$'; }
+
+if [ -z "$VER" ]; then
+	fail dkms-conf "no PACKAGE_VERSION in dkms.conf"
+	exit 1
+fi
+info "dkms $(dkms --version 2>&1), kernel $REL, xen=${XPS_LAB_XEN:-?} kernel=${XPS_LAB_KERNEL:-?}"
+
+# Install the source the way a user does: make module-dkms-src, dkms add.
+if make -s -f "$REPO/mk/module.mk" module-dkms-src >"$T/src.out" 2>&1 &&
+	dkms add -m "$NAME" -v "$VER" >"$T/add.out" 2>&1; then
+	pass dkms-add
+else
+	fail dkms-add "$(cat "$T/src.out" "$T/add.out" | tail -n 3 | tr '\n' ' ')"
+	exit 1
+fi
+
+if [ "${XPS_LAB_KERNEL:-patched}" = patched ]; then
+	if build_ok dkms-build-lab-kernel "$REL"; then
+		if has_hook "$(dkms_ko "$REL")"; then
+			pass dkms-build-lab-kernel-has-hook
+		else
+			fail dkms-build-lab-kernel-has-hook "Kbuild did not find the hook in /lib/modules/$REL/build"
+		fi
+		# Let only the DKMS copy answer to the name xen_ptswap.
+		rm -f "/lib/modules/$REL/extra/xen_ptswap.ko"
+		if dkms install -m "$NAME" -v "$VER" -k "$REL" >"$T/install.out" 2>&1; then
+			pass dkms-install
+		else
+			fail dkms-install "$(tail -n 3 "$T/install.out" | tr '\n' ' ')"
+		fi
+		path=$(modinfo -n xen_ptswap 2>/dev/null)
+		info "modinfo -n xen_ptswap: $path"
+		case $path in
+		*/updates/dkms/*|*/extra/*) pass dkms-install-path ;;
+		*) fail dkms-install-path "modinfo finds '$path'" ;;
+		esac
+		if [ "${XPS_LAB_XEN:-patched}" = patched ]; then
+			if modprobe xen_ptswap 2>"$T/modprobe.err" &&
+				grep -q '^xen_ptswap ' /proc/modules; then
+				pass dkms-modprobe
+			else
+				fail dkms-modprobe "$(cat "$T/modprobe.err")"
+			fi
+			if rmmod xen_ptswap 2>"$T/rmmod.err" &&
+				! grep -q '^xen_ptswap ' /proc/modules; then
+				pass dkms-rmmod
+			else
+				fail dkms-rmmod "$(cat "$T/rmmod.err")"
+			fi
+		fi
+	fi
+fi
+
+# Debian's stock 6.1 headers, if the host has them: builds, no hook.
+stock=$(find /lib/modules -maxdepth 1 -name '6.1.*-amd64' -printf '%f\n' | sort -V | tail -n 1)
+if [ -z "$stock" ] || [ ! -e "/lib/modules/$stock/build/Makefile" ]; then
+	fail dkms-build-stock-headers "cannot run because no linux-headers-6.1.*-amd64 is installed"
+elif build_ok dkms-build-stock-headers "$stock"; then
+	if has_hook "$(dkms_ko "$stock")"; then
+		fail dkms-build-stock-headers-no-hook "Kbuild found a hook in Debian's $stock headers"
+	else
+		pass dkms-build-stock-headers-no-hook
+	fi
+	info "stock build: $(modinfo -F vermagic "$(dkms_ko "$stock")")"
+fi
+
+dkms remove -m "$NAME" -v "$VER" --all >/dev/null 2>&1
+exit $failed

@@ -1,0 +1,451 @@
+#!/bin/bash
+# test/suites/module.sh - the xen_ptswap module in the lab's Dom0 (issue 4).
+#
+# Runs inside Dom0 from /xps (see test/lab/run); what it checks depends on
+# what booted ($XPS_LAB_XEN, $XPS_LAB_KERNEL):
+#   patched Xen + patched kernel: bad parameter, KUnit deferral rule, the
+#     256 MiB MADV_DONTNEED run without and with the module (both modes,
+#     private dirty and shared clean memory): counters, ptwr emulations,
+#     exceptions, mmu_update calls; rmmod restores the old op; 100
+#     load/use/unload cycles while two processes keep unmapping.
+#   stock Xen + patched kernel: modprobe fails with EOPNOTSUPP, says so.
+#   stock kernel: modprobe fails with EOPNOTSUPP (no hook), says so.
+#   native (no Xen): modprobe fails with ENODEV, says so.
+# Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
+# and the measured numbers on "info:" lines.  Exit status 0 if every check
+# passed.
+
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+REPO=$PWD
+T=$(mktemp -d /tmp/xps-module.XXXXXX)
+STATS=/sys/kernel/debug/xen_ptswap/stats
+PROG=$T/xps_dontneed
+MIB=256
+failed=0
+bg_pids=()
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; failed=1; }
+info() { echo "info: $*"; }
+
+cleanup() {
+	local p
+
+	for p in "${bg_pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rmmod xen_ptswap_kunit 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+loaded() { grep -q '^xen_ptswap ' /proc/modules; }
+
+# Kernel log lines added since the mark taken by dmesg_mark.
+dmesg_mark() { dmesg >"$T/dmesg.mark"; }
+dmesg_new() {
+	dmesg >"$T/dmesg.now"
+	tail -n +"$(($(wc -l <"$T/dmesg.mark") + 1))" "$T/dmesg.now"
+}
+
+# dmesg_clean CHECK: no oops, BUG or WARN since the last dmesg_mark.
+dmesg_clean() {
+	local bad
+
+	bad=$(dmesg_new | grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|RIP:' | head -n 3)
+	if [ -z "$bad" ]; then
+		pass "$1"
+	else
+		fail "$1" "kernel log: $(echo "$bad" | tr '\n' '|')"
+	fi
+}
+
+# stat FILE NAME: a counter from a saved copy of the debugfs stats file.
+st() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
+
+# stdelta PREFIX NAME: a counter's growth from PREFIX.st0 to PREFIX.st1.
+stdelta() { echo $(($(st "$1.st1" "$2") - $(st "$1.st0" "$2"))); }
+
+# xp FILE NAME: the total of a xenperf counter from a saved `xenperf -f`.
+xp() {
+	awk -v n="$2" 'index($0, n " ") == 1 { sub(/.*T= */, ""); print $1; f = 1 }
+		END { if (!f) print 0 }' "$1"
+}
+
+# xpvec FILE VECTOR: one element of Xen's "exceptions" array.
+xpvec() {
+	awk -v v="$2" 'index($0, "exceptions ") == 1 { sub(/.*T= */, "");
+		print ($(v + 2) == "" ? 0 : $(v + 2)); f = 1 } END { if (!f) print 0 }' "$1"
+}
+
+snap_stats() {
+	if [ -r "$STATS" ]; then cat "$STATS" >"$1"; else : >"$1"; fi
+}
+
+# measure LABEL ARGS...: run the helper once with ARGS between two xenperf
+# and stats snapshots; leaves LABEL.{out,xp0,xp1,st0,st1} in $T and sets
+# M_* to the deltas.
+measure() {
+	local l=$T/$1
+
+	shift
+	xenperf -f >"$l.xp0" 2>"$l.xperr" || return 1
+	snap_stats "$l.st0"
+	"$PROG" "$@" >"$l.out" 2>"$l.err" || return 1
+	snap_stats "$l.st1"
+	xenperf -f >"$l.xp1" 2>>"$l.xperr" || return 1
+	M_pages=$(sed -n 's/.*pages=\([0-9]*\).*/\1/p' "$l.out" | awk '{ s += $1 } END { print s + 0 }')
+	M_ms=$(sed -n 's/.*ms=\([0-9.]*\).*/\1/p' "$l.out" | tail -n 1)
+	M_minflt=$(sed -n 's/.*minflt=\([0-9]*\).*/\1/p' "$l.out" | awk '{ s += $1 } END { print s + 0 }')
+	M_ptwr=$(($(xp "$l.xp1" "writable pt emulations") - $(xp "$l.xp0" "writable pt emulations")))
+	M_exc=$(($(xp "$l.xp1" exceptions) - $(xp "$l.xp0" exceptions)))
+	M_ud=$(($(xpvec "$l.xp1" 6) - $(xpvec "$l.xp0" 6)))
+	M_mmu=$(($(xp "$l.xp1" "calls to mmu_update") - $(xp "$l.xp0" "calls to mmu_update")))
+	S_calls=$(stdelta "$l" calls)
+	S_unpinned=$(stdelta "$l" unpinned)
+	S_none=$(stdelta "$l" none)
+	S_deferred=$(stdelta "$l" deferred)
+	S_swapped=$(stdelta "$l" swapped)
+	S_hcall_errors=$(stdelta "$l" hcall_errors)
+	S_fallbacks=$(stdelta "$l" fallbacks)
+	info "$1: pages=$M_pages ms=$M_ms minflt=$M_minflt ptwr_emulations=$M_ptwr" \
+		"exceptions=$M_exc invalid_opcode=$M_ud mmu_update_calls=$M_mmu" \
+		"module: calls=$S_calls unpinned=$S_unpinned none=$S_none deferred=$S_deferred" \
+		"swapped=$S_swapped hcall_errors=$S_hcall_errors fallbacks=$S_fallbacks"
+}
+
+# stats_consistent FILE: calls equals the sum of the classes.
+stats_consistent() {
+	local f=$1 sum
+
+	sum=$(($(st "$f" unpinned) + $(st "$f" none) + $(st "$f" deferred) +
+		$(st "$f" swapped) + $(st "$f" fallbacks)))
+	[ "$(st "$f" calls)" -eq "$sum" ] &&
+		[ "$(st "$f" hcall_errors)" -eq "$(st "$f" fallbacks)" ]
+}
+
+# Counters are summed over CPUs without a lock: read until a quiet moment
+# gives a consistent copy (other processes may be clearing PTEs).
+stats_settle() {
+	local i
+
+	for i in $(seq 1 50); do
+		snap_stats "$1"
+		stats_consistent "$1" && return 0
+	done
+	return 1
+}
+
+# expect_load_fails CHECK ERRNO_TEXT LOG_TEXT [MODPROBE ARGS]
+expect_load_fails() {
+	local check=$1 errtext=$2 logtext=$3 out
+
+	shift 3
+	dmesg_mark
+	if out=$(modprobe xen_ptswap "$@" 2>&1); then
+		fail "$check" "modprobe xen_ptswap $* succeeded"
+		rmmod xen_ptswap 2>/dev/null
+		return
+	fi
+	if ! echo "$out" | grep -q "$errtext"; then
+		fail "$check" "modprobe said '$out', expected '$errtext'"
+	elif ! dmesg_new | grep -q "xen_ptswap: .*$logtext"; then
+		fail "$check" "no 'xen_ptswap: ...$logtext' line in the kernel log"
+	elif loaded || [ -e /sys/kernel/debug/xen_ptswap ]; then
+		fail "$check" "module or its debugfs directory left behind"
+	else
+		pass "$check"
+	fi
+	info "$check: modprobe said: $out"
+	info "$check: kernel log: $(dmesg_new | grep 'xen_ptswap:' | tail -n 1)"
+}
+
+build_prog() {
+	if ! gcc -O2 -Wall -o "$PROG" "$REPO/test/prog/xps_dontneed.c" 2>"$T/gcc.err"; then
+		fail prog-build "$(head -n 3 "$T/gcc.err" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# ---------------------------------------------------------------- KUnit
+check_kunit() {
+	local src=$T/ktsrc res=/sys/kernel/debug/kunit/xen_ptswap_defer/results
+	local n=0 line name
+
+	mkdir -p "$src/test"
+	cp -r "$REPO/module" "$REPO/include" "$src/"
+	cp -r "$REPO/test/ktest" "$src/test/"
+	if ! make -C "/lib/modules/$(uname -r)/build" M="$src/test/ktest" modules \
+		>"$T/kunit-build.log" 2>&1; then
+		fail kunit-build "$(tail -n 3 "$T/kunit-build.log" | tr '\n' ' ')"
+		return
+	fi
+	if grep -q 'warning:' "$T/kunit-build.log"; then
+		fail kunit-build "$(grep -m1 'warning:' "$T/kunit-build.log")"
+	else
+		pass kunit-build
+	fi
+	if ! insmod "$src/test/ktest/xen_ptswap_kunit.ko" 2>"$T/kunit.err"; then
+		fail kunit-run "insmod: $(cat "$T/kunit.err")"
+		return
+	fi
+	if [ ! -r "$res" ]; then
+		fail kunit-run "cannot run because $res does not exist (CONFIG_KUNIT_DEBUGFS?)"
+		rmmod xen_ptswap_kunit
+		return
+	fi
+	while read -r line; do
+		name=${line##* - }
+		n=$((n + 1))
+		case $line in
+		ok*) pass "kunit-$name" ;;
+		*) fail "kunit-$name" "$line" ;;
+		esac
+	done < <(grep -E '^[[:space:]]+(not )?ok [0-9]+ - ' "$res")
+	if [ "$n" -eq 0 ]; then
+		fail kunit-run "no test case results in $res"
+	elif grep -qE '^(not )?ok [0-9]+ - xen_ptswap_defer' "$res" &&
+		grep -qE '^ok [0-9]+ - xen_ptswap_defer' "$res"; then
+		pass kunit-suite
+	else
+		fail kunit-suite "$(grep -E '^(not )?ok' "$res" | head -n 1)"
+	fi
+	rmmod xen_ptswap_kunit
+}
+
+# ------------------------------------------------- the 256 MiB MADV_DONTNEED
+check_dontneed() {
+	local base_ptwr base_exc base_mmu sync_mmu batched_mmu extra
+
+	# Without the module: today's trapped native xchg, one per page.
+	if ! measure without -m "$MIB"; then
+		fail dontneed-without-module "cannot run because xenperf or the helper failed: $(cat "$T/without.xperr" "$T/without.err" 2>/dev/null | head -n 2 | tr '\n' ' ')"
+		return
+	fi
+	base_ptwr=$M_ptwr base_exc=$M_exc base_mmu=$M_mmu
+	if [ "$base_ptwr" -ge "$M_pages" ]; then
+		pass dontneed-without-module-traps-per-page
+	else
+		fail dontneed-without-module-traps-per-page "$base_ptwr ptwr emulations for $M_pages pages"
+	fi
+
+	if ! modprobe xen_ptswap 2>"$T/modprobe.err"; then
+		fail modprobe "$(cat "$T/modprobe.err")"
+		return
+	fi
+	pass modprobe
+	if [ "$(cat /sys/module/xen_ptswap/parameters/mode)" = batched ]; then
+		pass mode-default-batched
+	else
+		fail mode-default-batched "mode is $(cat /sys/module/xen_ptswap/parameters/mode)"
+	fi
+	if [ "$(stat -c %a /sys/module/xen_ptswap/parameters/mode)" = 444 ]; then
+		pass mode-read-only
+	else
+		fail mode-read-only "permissions $(stat -c %a /sys/module/xen_ptswap/parameters/mode)"
+	fi
+
+	# Batched, private memory written to: dirty entries, all deferred.
+	if ! measure batched -m "$MIB"; then
+		fail dontneed-batched "the run failed: $(cat "$T/batched.err")"
+		return
+	fi
+	batched_mmu=$M_mmu
+	if [ "$S_calls" -ge "$M_pages" ] && [ "$S_deferred" -ge "$M_pages" ]; then
+		pass dontneed-batched-counts-every-page
+	else
+		fail dontneed-batched-counts-every-page "calls=$S_calls deferred=$S_deferred for $M_pages pages"
+	fi
+	if [ $((S_unpinned + S_none + S_deferred + S_swapped + S_fallbacks)) -eq "$S_calls" ]; then
+		pass dontneed-batched-classes-sum-to-calls
+	else
+		fail dontneed-batched-classes-sum-to-calls "calls=$S_calls, classes sum to $((S_unpinned + S_none + S_deferred + S_swapped + S_fallbacks))"
+	fi
+	if [ "$S_hcall_errors" -eq 0 ] && [ "$S_fallbacks" -eq 0 ]; then
+		pass dontneed-batched-no-hypercall-errors
+	else
+		fail dontneed-batched-no-hypercall-errors "hcall_errors=$S_hcall_errors fallbacks=$S_fallbacks"
+	fi
+	if [ $((M_ptwr * 100)) -lt "$base_ptwr" ]; then
+		pass dontneed-batched-ptwr-under-1pct
+	else
+		fail dontneed-batched-ptwr-under-1pct "$M_ptwr ptwr emulations with the module, $base_ptwr without"
+	fi
+	extra=$((M_exc - M_minflt))
+	if [ $((extra * 20)) -lt "$M_pages" ] && [ $((M_ud * 100)) -lt "$M_pages" ]; then
+		pass dontneed-batched-no-trap-per-page
+	else
+		fail dontneed-batched-no-trap-per-page "$M_exc exceptions ($M_ud invalid opcode) for $M_minflt page faults and $M_pages pages"
+	fi
+	info "batched: exceptions beyond the run's page faults: $extra (without module: $((base_exc - M_minflt)))"
+
+	# Batched, shared memory read-faulted: writable clean entries, never
+	# deferred, one MMU_PT_UPDATE_SWAP each.
+	if measure shared-clean -m "$MIB" -s -r; then
+		if [ "$S_swapped" -ge "$M_pages" ] && [ "$S_deferred" -lt "$M_pages" ] &&
+			[ "$S_hcall_errors" -eq 0 ]; then
+			pass dontneed-writable-clean-swapped-not-deferred
+		else
+			fail dontneed-writable-clean-swapped-not-deferred "swapped=$S_swapped deferred=$S_deferred hcall_errors=$S_hcall_errors for $M_pages pages"
+		fi
+		if [ $((M_ptwr * 100)) -lt "$base_ptwr" ]; then
+			pass dontneed-writable-clean-ptwr-under-1pct
+		else
+			fail dontneed-writable-clean-ptwr-under-1pct "$M_ptwr ptwr emulations, $base_ptwr without the module"
+		fi
+	else
+		fail dontneed-writable-clean-swapped-not-deferred "the run failed: $(cat "$T/shared-clean.err")"
+	fi
+
+	# Data survives batched clears (private pages read zero, shared keep
+	# their data) over several rounds.
+	if "$PROG" -m 32 -n 4 -c >/dev/null 2>"$T/check.err" &&
+		"$PROG" -m 32 -n 4 -c -s >/dev/null 2>>"$T/check.err"; then
+		pass dontneed-batched-data-intact
+	else
+		fail dontneed-batched-data-intact "$(head -n 1 "$T/check.err")"
+	fi
+
+	if ! rmmod xen_ptswap; then
+		fail rmmod "rmmod xen_ptswap failed"
+		return
+	fi
+	pass rmmod
+
+	# Sync mode: one MMU_PT_UPDATE_SWAP per page, nothing deferred.
+	if ! modprobe xen_ptswap mode=sync 2>"$T/modprobe.err"; then
+		fail modprobe-sync "$(cat "$T/modprobe.err")"
+		return
+	fi
+	if measure sync -m "$MIB"; then
+		sync_mmu=$M_mmu
+		if [ "$S_deferred" -eq 0 ] && [ "$S_swapped" -ge "$M_pages" ] &&
+			[ $((S_unpinned + S_none + S_swapped + S_fallbacks)) -eq "$S_calls" ] &&
+			[ "$S_hcall_errors" -eq 0 ]; then
+			pass dontneed-sync-one-swap-per-page
+		else
+			fail dontneed-sync-one-swap-per-page "calls=$S_calls deferred=$S_deferred swapped=$S_swapped hcall_errors=$S_hcall_errors for $M_pages pages"
+		fi
+		if [ $((M_ptwr * 100)) -lt "$base_ptwr" ]; then
+			pass dontneed-sync-ptwr-under-1pct
+		else
+			fail dontneed-sync-ptwr-under-1pct "$M_ptwr ptwr emulations, $base_ptwr without the module"
+		fi
+		if [ "$sync_mmu" -ge "$M_pages" ] && [ "$batched_mmu" -lt "$sync_mmu" ]; then
+			pass dontneed-batched-fewer-mmu-updates-than-sync
+		else
+			fail dontneed-batched-fewer-mmu-updates-than-sync "mmu_update calls: batched $batched_mmu, sync $sync_mmu, pages $M_pages"
+		fi
+		info "mmu_update calls per 1000 PTEs: without $((base_mmu * 1000 / M_pages)), batched $((batched_mmu * 1000 / M_pages)), sync $((sync_mmu * 1000 / M_pages))"
+	else
+		fail dontneed-sync-one-swap-per-page "the run failed: $(cat "$T/sync.err")"
+	fi
+	rmmod xen_ptswap || fail rmmod-sync "rmmod xen_ptswap failed"
+
+	# After rmmod the old op is back: every clear traps again.
+	if measure after -m "$MIB"; then
+		if [ "$M_ptwr" -ge "$M_pages" ] && [ ! -e /sys/kernel/debug/xen_ptswap ]; then
+			pass rmmod-restores-native-clear
+		else
+			fail rmmod-restores-native-clear "$M_ptwr ptwr emulations for $M_pages pages after rmmod"
+		fi
+	else
+		fail rmmod-restores-native-clear "the run failed: $(cat "$T/after.err")"
+	fi
+}
+
+# ------------------------------------------ 100 cycles under unmapping load
+check_cycles() {
+	local i mode bad=0 why="" pid
+
+	dmesg_mark
+	# Two processes keep faulting and releasing memory (private dirty and
+	# shared clean entries), checking their data every round.
+	for a in "-c" "-c -s"; do
+		# shellcheck disable=SC2086
+		taskset -c 1 "$PROG" -m 16 -n 0 $a >/dev/null 2>"$T/bg.$$.$RANDOM.err" &
+		bg_pids+=($!)
+	done
+	for i in $(seq 1 100); do
+		mode=batched
+		[ $((i % 2)) -eq 0 ] && mode=sync
+		if ! modprobe xen_ptswap mode=$mode 2>"$T/cyc.err"; then
+			why="cycle $i: modprobe: $(cat "$T/cyc.err")"
+			bad=1
+			break
+		fi
+		if ! "$PROG" -m 4 -c >/dev/null 2>"$T/cyc.err"; then
+			why="cycle $i: helper: $(cat "$T/cyc.err")"
+			bad=1
+		fi
+		if ! stats_settle "$T/cyc.st"; then
+			why="cycle $i: counters never consistent: $(tr '\n' ' ' <"$T/cyc.st")"
+			bad=1
+		elif [ "$(st "$T/cyc.st" calls)" -lt 1024 ] ||
+			[ "$(st "$T/cyc.st" hcall_errors)" -ne 0 ]; then
+			why="cycle $i: counters: $(tr '\n' ' ' <"$T/cyc.st")"
+			bad=1
+		fi
+		if ! rmmod xen_ptswap 2>"$T/cyc.err"; then
+			why="cycle $i: rmmod: $(cat "$T/cyc.err")"
+			bad=1
+			break
+		fi
+		[ $bad = 1 ] && break
+	done
+	for pid in "${bg_pids[@]}"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"
+			why="$why background unmapper $pid exited with $?: $(cat "$T"/bg.*.err | head -n 1)"
+			bad=1
+		fi
+		kill "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	bg_pids=()
+	if [ $bad = 0 ]; then
+		pass cycles-100-load-use-unload
+	else
+		fail cycles-100-load-use-unload "$why"
+	fi
+	info "cycles: $((i)) done"
+	dmesg_clean cycles-no-oops-or-warning
+}
+
+# ------------------------------------------------------------------- main
+info "xen=${XPS_LAB_XEN:-?} kernel=${XPS_LAB_KERNEL:-?} $(uname -r)" \
+	"features=$(cat /sys/hypervisor/properties/features 2>/dev/null || echo none)"
+
+if ! modinfo xen_ptswap >/dev/null 2>&1; then
+	fail modinfo "cannot run because the lab installed no xen_ptswap module for $(uname -r)"
+	exit 1
+fi
+
+case ${XPS_LAB_KERNEL:-patched}/${XPS_LAB_XEN:-patched} in
+native/*)
+	expect_load_fails load-native-enodev "No such device" "not a Xen PV domain"
+	;;
+stock/*)
+	expect_load_fails load-stock-kernel-eopnotsupp "Operation not supported" \
+		"no pv_ops.mmu.ptep_get_and_clear hook"
+	;;
+patched/stock)
+	expect_load_fails load-stock-xen-eopnotsupp "Operation not supported" \
+		"XENFEAT_mmu_pt_update_swap"
+	;;
+patched/patched)
+	expect_load_fails bad-mode-einval "Invalid argument" "invalid mode" mode=bogus
+	build_prog || exit 1
+	check_kunit
+	check_dontneed
+	check_cycles
+	;;
+*)
+	fail variant "cannot run because XPS_LAB_KERNEL/XPS_LAB_XEN is ${XPS_LAB_KERNEL:-}/${XPS_LAB_XEN:-}"
+	;;
+esac
+
+exit $failed
