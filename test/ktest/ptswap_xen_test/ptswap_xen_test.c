@@ -1,0 +1,988 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Checks, from a Xen PV Dom0, of the hypervisor's MMU_PT_UPDATE_SWAP
+ * mmu_update sub-op and of XENFEAT_mmu_pt_update_swap.
+ *
+ * Load with expect=patched (Xen carries test/xen-patch/) or expect=stock
+ * (Xen without it).  Every check runs at load time, and its result, one
+ * "PASS: <check>" or "FAIL: <check>: <reason>" line, is kept in
+ * /sys/kernel/debug/ptswap_xen_test/results (and logged).  The checks
+ * swap only L1 entries of vmap areas this module creates, and put every
+ * entry back before the area is unmapped.
+ *
+ * Values are machine values, as Xen stores them: an entry is read raw
+ * (ptep->pte) and new entries are built from one Xen already accepted,
+ * so no check depends on how Xen adjusts the flags of a guest entry.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pgtable.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <asm/xen/hypercall.h>
+#include <asm/xen/page.h>
+#include <xen/features.h>
+#include <xen/interface/memory.h>
+#include <xen/interface/version.h>
+#include <xen/xen.h>
+
+#include "xen_ptswap_abi.h"
+
+static char *expect = "";
+module_param(expect, charp, 0444);
+MODULE_PARM_DESC(expect, "what Xen runs: \"patched\" (with MMU_PT_UPDATE_SWAP) or \"stock\"");
+
+static unsigned int batch = 102400;
+module_param(batch, uint, 0444);
+MODULE_PARM_DESC(batch, "requests in the preemption check, at least 100000 (default 102400)");
+
+static unsigned int race_swaps = 20000;
+module_param(race_swaps, uint, 0444);
+MODULE_PARM_DESC(race_swaps, "swaps while another vCPU sets A/D, at least 1 (default 20000)");
+
+#define MIN_BATCH	100000
+#define NR_SLOTS	16	/* entries most checks swap */
+#define BATCH_SLOTS	512	/* entries the preemption check cycles over */
+#define PREEMPT_TRIES	3	/* batch sizes tried until Xen preempts one */
+#define HANDSHAKES	16	/* A/D round trips with the other vCPU */
+#define PTE_AD		((u64)(_PAGE_ACCESSED | _PAGE_DIRTY))
+#define PTE_XEN_RESERVED BIT_ULL(62)	/* Xen's _PAGE_GNTTAB: never valid in a guest L1 entry */
+#define RESULTS_SIZE	8192
+#define WHY_SIZE	200
+
+static char *results;
+static size_t results_len;
+static struct dentry *debug_dir;
+static char reason[WHY_SIZE];	/* why the last check failed */
+
+/* Pages the test entries map; never page tables, owned by Dom0. */
+static struct page *data_page[2];
+static unsigned long data_mfn[2];
+
+/**
+ * struct slots - L1 entries of a vmap area, for the checks to swap
+ * @va: start of the area, one page per entry
+ * @n: number of entries
+ * @ptep: each entry, as Linux maps it
+ * @maddr: machine address of each entry, what mmu_update's ptr takes
+ * @orig: each entry as Xen stored it when the area was mapped
+ * @pages: the page each entry maps at setup
+ */
+struct slots {
+	void *va;
+	unsigned int n;
+	pte_t **ptep;
+	u64 *maddr;
+	u64 *orig;
+	struct page **pages;
+};
+
+static void record(bool ok, const char *check, const char *why)
+{
+	int len;
+
+	if (ok) {
+		pr_info("PASS: %s\n", check);
+		len = scnprintf(results + results_len, RESULTS_SIZE - results_len,
+				"PASS: %s\n", check);
+	} else {
+		pr_warn("FAIL: %s: %s\n", check, why);
+		len = scnprintf(results + results_len, RESULTS_SIZE - results_len,
+				"FAIL: %s: %s\n", check, why);
+	}
+	results_len += len;
+}
+
+/* Fail the current check with a reason, from a function returning bool. */
+#define FAIL(why, ...) ({ snprintf(why, WHY_SIZE, __VA_ARGS__); false; })
+
+static u64 entry_read(const struct slots *s, unsigned int i)
+{
+	return READ_ONCE(s->ptep[i]->pte);
+}
+
+/* @e with its frame replaced by @mfn, flags untouched. */
+static u64 entry_with_mfn(u64 e, unsigned long mfn)
+{
+	return (e & ~PTE_PFN_MASK) | ((u64)mfn << PAGE_SHIFT);
+}
+
+static unsigned long page_mfn(struct page *page)
+{
+	return pfn_to_mfn(page_to_pfn(page));
+}
+
+/* The same entry pointing at the other data page. */
+static u64 entry_flipped(u64 e)
+{
+	unsigned long mfn = (e & PTE_PFN_MASK) >> PAGE_SHIFT;
+
+	return entry_with_mfn(e, mfn == data_mfn[0] ? data_mfn[1] : data_mfn[0]);
+}
+
+static int mmu_update(struct mmu_update *req, unsigned int count, int *done)
+{
+	return HYPERVISOR_mmu_update(req, count, done, DOMID_SELF);
+}
+
+static void swap_req(struct mmu_update *req, u64 maddr, u64 val)
+{
+	req->ptr = maddr | MMU_PT_UPDATE_SWAP;
+	req->val = val;
+}
+
+/* One MMU_PT_UPDATE_SWAP; *val in: the new entry, out: what Xen wrote back. */
+static int swap_one(u64 maddr, u64 *val, int *done)
+{
+	struct mmu_update req;
+	int rc;
+
+	swap_req(&req, maddr, *val);
+	*done = -1;
+	rc = mmu_update(&req, 1, done);
+	*val = req.val;
+	return rc;
+}
+
+/* One MMU_NORMAL_PT_UPDATE: the reference the swap's validation must match. */
+static int normal_update(u64 maddr, u64 val)
+{
+	struct mmu_update req = {
+		.ptr = maddr | MMU_NORMAL_PT_UPDATE,
+		.val = val,
+	};
+	int done;
+
+	return mmu_update(&req, 1, &done);
+}
+
+static int invlpg(unsigned int cmd, const void *va)
+{
+	struct mmuext_op op = {
+		.cmd = cmd,
+		.arg1.linear_addr = (unsigned long)va,
+	};
+
+	return HYPERVISOR_mmuext_op(&op, 1, NULL, DOMID_SELF);
+}
+
+static void slots_free(struct slots *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	if (s->va) {
+		/* Put back every entry a check left changed. */
+		for (i = 0; i < s->n; i++)
+			if (entry_read(s, i) != s->orig[i])
+				WARN_ON(normal_update(s->maddr[i], s->orig[i]));
+		invlpg(MMUEXT_TLB_FLUSH_ALL, NULL);
+		vunmap(s->va);
+	}
+	kfree(s->ptep);
+	kfree(s->maddr);
+	kfree(s->orig);
+	kfree(s->pages);
+	kfree(s);
+}
+
+/* Map @n pages, alternately data_page[0] and data_page[1], and find their L1 entries. */
+static struct slots *slots_create(unsigned int n, pgprot_t prot)
+{
+	struct slots *s = kzalloc(sizeof(*s), GFP_KERNEL);
+	unsigned int i, level;
+
+	if (!s)
+		return NULL;
+	s->n = n;
+	s->ptep = kcalloc(n, sizeof(*s->ptep), GFP_KERNEL);
+	s->maddr = kcalloc(n, sizeof(*s->maddr), GFP_KERNEL);
+	s->orig = kcalloc(n, sizeof(*s->orig), GFP_KERNEL);
+	s->pages = kcalloc(n, sizeof(*s->pages), GFP_KERNEL);
+	if (!s->ptep || !s->maddr || !s->orig || !s->pages)
+		goto fail;
+	for (i = 0; i < n; i++)
+		s->pages[i] = data_page[i & 1];
+	s->va = vmap(s->pages, n, VM_MAP, prot);
+	if (!s->va)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		s->ptep[i] = lookup_address((unsigned long)s->va + i * PAGE_SIZE, &level);
+		if (!s->ptep[i] || level != PG_LEVEL_4K)
+			goto fail;
+		s->maddr[i] = arbitrary_virt_to_machine(s->ptep[i]).maddr;
+		s->orig[i] = entry_read(s, i);
+	}
+	return s;
+fail:
+	slots_free(s);
+	return NULL;
+}
+
+/* 1 if Xen advertises XENFEAT_mmu_pt_update_swap, 0 if not, or -errno. */
+static int xen_swap_feature(void)
+{
+	struct xen_feature_info fi = { .submap_idx = 0 };
+	int rc = HYPERVISOR_xen_version(XENVER_get_features, &fi);
+
+	if (rc < 0)
+		return rc;
+	return !!(fi.submap & BIT(XENFEAT_mmu_pt_update_swap));
+}
+
+/* --- checks on patched Xen ------------------------------------------- */
+
+/* A present entry: the new one is installed, the old one comes back. */
+static bool check_swap_present(struct slots *s, char *why)
+{
+	u64 old = entry_read(s, 0), new = entry_flipped(old), val = new;
+	int done, rc;
+
+	rc = swap_one(s->maddr[0], &val, &done);
+	if (rc || done != 1)
+		return FAIL(why, "rc %d, done %d, want 0, 1", rc, done);
+	if (val != old)
+		return FAIL(why, "returned %#llx, the entry was %#llx", val, old);
+	if (entry_read(s, 0) != new)
+		return FAIL(why, "entry %#llx, want %#llx", entry_read(s, 0), new);
+	val = old;
+	rc = swap_one(s->maddr[0], &val, &done);
+	if (rc || val != new || entry_read(s, 0) != old)
+		return FAIL(why,
+			    "swapping back: rc %d, returned %#llx (want %#llx), entry %#llx (want %#llx)",
+			    rc, val, new, entry_read(s, 0), old);
+	return true;
+}
+
+/* Clearing (new entry 0, the hook's use) and installing into an empty entry. */
+static bool check_swap_clear(struct slots *s, char *why)
+{
+	u64 old = entry_read(s, 1), val = 0;
+	int done, rc;
+
+	rc = swap_one(s->maddr[1], &val, &done);
+	if (rc || done != 1 || val != old || entry_read(s, 1) != 0)
+		return FAIL(why,
+			    "clear: rc %d, done %d, returned %#llx (want %#llx), entry %#llx (want 0)",
+			    rc, done, val, old, entry_read(s, 1));
+	val = old;
+	rc = swap_one(s->maddr[1], &val, &done);
+	if (rc || done != 1 || val != 0 || entry_read(s, 1) != old)
+		return FAIL(why,
+			    "install: rc %d, done %d, returned %#llx (want 0), entry %#llx (want %#llx)",
+			    rc, done, val, entry_read(s, 1), old);
+	return true;
+}
+
+/* A batch over NR_SLOTS entries, then a batch on one entry: each old value in its own slot. */
+static bool check_batch(struct slots *s, char *why)
+{
+	struct mmu_update req[NR_SLOTS];
+	u64 want[NR_SLOTS];
+	unsigned int i;
+	int done = -1, rc;
+
+	for (i = 0; i < NR_SLOTS; i++) {
+		want[i] = entry_read(s, i);
+		swap_req(&req[i], s->maddr[i], entry_flipped(want[i]));
+	}
+	rc = mmu_update(req, NR_SLOTS, &done);
+	if (rc || done != NR_SLOTS)
+		return FAIL(why, "many entries: rc %d, done %d, want 0, %u", rc, done, NR_SLOTS);
+	for (i = 0; i < NR_SLOTS; i++) {
+		if (req[i].val != want[i])
+			return FAIL(why, "many entries: slot %u returned %#llx, want %#llx",
+				    i, req[i].val, want[i]);
+		if (entry_read(s, i) != entry_flipped(want[i]))
+			return FAIL(why, "many entries: entry %u is %#llx, want %#llx",
+				    i, entry_read(s, i), entry_flipped(want[i]));
+	}
+
+	/* One entry, alternating values: slot i returns what slot i - 1 installed. */
+	want[0] = entry_read(s, 2);
+	for (i = 0; i < NR_SLOTS; i++) {
+		swap_req(&req[i], s->maddr[2], i & 1 ? want[0] : entry_flipped(want[0]));
+		if (i)
+			want[i] = i & 1 ? entry_flipped(want[0]) : want[0];
+	}
+	done = -1;
+	rc = mmu_update(req, NR_SLOTS, &done);
+	if (rc || done != NR_SLOTS)
+		return FAIL(why, "one entry: rc %d, done %d, want 0, %u", rc, done, NR_SLOTS);
+	for (i = 0; i < NR_SLOTS; i++)
+		if (req[i].val != want[i])
+			return FAIL(why, "one entry: slot %u returned %#llx, want %#llx",
+				    i, req[i].val, want[i]);
+	if (entry_read(s, 2) != want[0])
+		return FAIL(why,
+			    "one entry: entry is %#llx, want %#llx",
+			    entry_read(s, 2), want[0]);
+	return true;
+}
+
+/*
+ * A new entry Xen must refuse: the swap fails, changes nothing, and fails
+ * exactly as MMU_NORMAL_PT_UPDATE does with the same entry.
+ */
+static bool check_refused(struct slots *s, u64 bad, char *why)
+{
+	u64 before = entry_read(s, 3), val = bad;
+	int done, rc, rc_normal;
+
+	rc = swap_one(s->maddr[3], &val, &done);
+	if (!rc)
+		return FAIL(why, "swap of %#llx succeeded (returned %#llx)", bad, val);
+	if (done != 0 || val != bad || entry_read(s, 3) != before)
+		return FAIL(why,
+			    "rc %d but done %d, request val %#llx (want %#llx), entry %#llx (want %#llx)",
+			    rc, done, val, bad, entry_read(s, 3), before);
+	rc_normal = normal_update(s->maddr[3], bad);
+	if (entry_read(s, 3) != before) {
+		WARN_ON(normal_update(s->maddr[3], before));
+		return FAIL(why, "MMU_NORMAL_PT_UPDATE accepted %#llx: the check's frame is wrong",
+			    bad);
+	}
+	if (rc != rc_normal)
+		return FAIL(why,
+			    "swap failed with %d, MMU_NORMAL_PT_UPDATE with %d",
+			    rc, rc_normal);
+	pr_info("%#llx refused with %d, as by MMU_NORMAL_PT_UPDATE\n", bad, rc);
+	return true;
+}
+
+static bool check_refuse_pt_frame_rw(struct slots *s, char *why)
+{
+	/* A writable mapping of the L1 table that holds the entry itself. */
+	return check_refused(s, entry_with_mfn(entry_read(s, 3) | _PAGE_RW,
+					       s->maddr[3] >> PAGE_SHIFT), why);
+}
+
+static bool check_refuse_xen_frame(struct slots *s, char *why)
+{
+	struct xen_machphys_mfn_list list = { .max_extents = 1 };
+	xen_pfn_t mfn = 0;
+	int rc;
+
+	/* The first frame of Xen's M2P table: owned by DOMID_XEN. */
+	set_xen_guest_handle(list.extent_start, &mfn);
+	rc = HYPERVISOR_memory_op(XENMEM_machphys_mfn_list, &list);
+	if (rc || list.nr_extents < 1)
+		return FAIL(why, "cannot run because XENMEM_machphys_mfn_list failed (%d)", rc);
+	return check_refused(s, entry_with_mfn(entry_read(s, 3) & ~(u64)_PAGE_RW, mfn), why);
+}
+
+static bool check_refuse_unowned_frame(struct slots *s, char *why)
+{
+	long max = HYPERVISOR_memory_op(XENMEM_maximum_ram_page, NULL);
+	unsigned long mfn;
+
+	if (max <= 0)
+		return FAIL(why, "cannot run because XENMEM_maximum_ram_page failed (%ld)", max);
+	/* The highest RAM frame that is not Dom0's: free, or Xen's own. */
+	for (mfn = max - 1; mfn > max - 1 - 65536 && mfn; mfn--)
+		if (mfn_to_pfn(mfn) == ~0UL)
+			break;
+	if (mfn_to_pfn(mfn) != ~0UL)
+		return FAIL(why, "cannot run because the top 65536 frames all belong to Dom0");
+	pr_info("frame not owned by Dom0: %#lx (max_page %#lx)\n", mfn, max);
+	return check_refused(s, entry_with_mfn(entry_read(s, 3) & ~(u64)_PAGE_RW, mfn), why);
+}
+
+static bool check_refuse_reserved_bit(struct slots *s, char *why)
+{
+	return check_refused(s, entry_read(s, 3) | PTE_XEN_RESERVED, why);
+}
+
+/* An L2, L3 or L4 entry: -EINVAL and nothing changed. */
+static bool check_upper_level(void *entry, char *why)
+{
+	u64 maddr = arbitrary_virt_to_machine(entry).maddr;
+	u64 before = READ_ONCE(*(u64 *)entry), bad = before ^ _PAGE_ACCESSED, val = bad;
+	int done, rc;
+
+	rc = swap_one(maddr, &val, &done);
+	if (rc != -EINVAL)
+		return FAIL(why, "rc %d, want %d (-EINVAL)", rc, -EINVAL);
+	if (done != 0 || val != bad || READ_ONCE(*(u64 *)entry) != before)
+		return FAIL(why,
+			    "done %d, request val %#llx (want %#llx), entry %#llx (want %#llx)",
+			    done, val, bad, READ_ONCE(*(u64 *)entry), before);
+	return true;
+}
+
+static bool check_l2(struct slots *s, char *why)
+{
+	unsigned long va = (unsigned long)s->va;
+
+	return check_upper_level(pmd_offset(pud_offset(p4d_offset(pgd_offset(current->active_mm,
+									       va), va), va), va),
+				 why);
+}
+
+static bool check_l3(struct slots *s, char *why)
+{
+	unsigned long va = (unsigned long)s->va;
+
+	return check_upper_level(pud_offset(p4d_offset(pgd_offset(current->active_mm, va), va), va),
+				 why);
+}
+
+static bool check_l4(struct slots *s, char *why)
+{
+	unsigned long va = (unsigned long)s->va;
+
+	return check_upper_level(pgd_offset(current->active_mm, va), why);
+}
+
+/* A frame that is not a page table: a plain exchange of any 64-bit value. */
+static bool check_plain_frame(struct slots *unused, char *why)
+{
+	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	u64 *word, maddr, unchecked, val;
+	struct mmu_update req[3];
+	bool ok = true;
+	int done, rc;
+
+	if (!page)
+		return FAIL(why, "cannot run because no memory");
+	word = (u64 *)page_address(page) + 5;
+	maddr = arbitrary_virt_to_machine(word).maddr;
+	/* An entry validation would refuse: reserved bit, writable map of a Dom0 frame. */
+	unchecked = ((u64)data_mfn[0] << PAGE_SHIFT) | _PAGE_PRESENT | _PAGE_RW |
+		    PTE_XEN_RESERVED;
+	WRITE_ONCE(*word, 0x0123456789abcdefULL);
+	val = unchecked;
+	rc = swap_one(maddr, &val, &done);
+	if (rc || done != 1 || val != 0x0123456789abcdefULL || READ_ONCE(*word) != unchecked) {
+		ok = FAIL(why,
+			  "rc %d, done %d, returned %#llx (want 0x0123456789abcdef), word %#llx (want %#llx)",
+			  rc, done, val, READ_ONCE(*word), unchecked);
+		goto out;
+	}
+	swap_req(&req[0], maddr, 1);
+	swap_req(&req[1], maddr, 2);
+	swap_req(&req[2], maddr, 3);
+	rc = mmu_update(req, 3, &done);
+	if (rc || done != 3 || req[0].val != unchecked || req[1].val != 1 || req[2].val != 2 ||
+	    READ_ONCE(*word) != 3)
+		ok = FAIL(why,
+			  "batch: rc %d, done %d, returned %#llx %#llx %#llx (want %#llx 1 2), word %#llx (want 3)",
+			  rc, done, req[0].val, req[1].val, req[2].val, unchecked,
+			  READ_ONCE(*word));
+out:
+	__free_page(page);
+	return ok;
+}
+
+/* --- checks with a second vCPU ----------------------------------------- */
+
+/**
+ * struct duo - a check's main part on one vCPU and a helper on another
+ * @main: runs on @cpu_main (in a bound kworker), returns the check's result
+ * @helper: runs in a kthread bound to @cpu_helper until kthread_should_stop()
+ * @s: the entries
+ * @why: the reason, if @main fails
+ * @cpu_main: vCPU of @main
+ * @cpu_helper: vCPU of @helper, another one
+ * @va: the address @helper writes through (A/D checks)
+ * @done: the mmu_update done count @helper watches (preemption check)
+ * @count: requests in the batch (preemption check)
+ * @seen: a done count strictly between 0 and @count, seen by @helper
+ * @go: @main asks @helper for one write
+ * @ack: @helper did it
+ * @free_run: @helper writes in a loop instead of on request
+ */
+struct duo {
+	bool (*main)(struct duo *d);
+	int (*helper)(void *d);
+	struct slots *s;
+	char *why;
+	unsigned int cpu_main;
+	unsigned int cpu_helper;
+	void *va;
+	int done;
+	unsigned int count;
+	int seen;
+	struct completion go;
+	struct completion ack;
+	bool free_run;
+};
+
+static long duo_main(void *arg)
+{
+	struct duo *d = arg;
+
+	return d->main(d);
+}
+
+static bool duo_run(struct duo *d, char *why)
+{
+	struct task_struct *t;
+	bool ok;
+
+	d->why = why;
+	d->cpu_main = cpumask_first(cpu_online_mask);
+	d->cpu_helper = cpumask_next(d->cpu_main, cpu_online_mask);
+	if (d->cpu_helper >= nr_cpu_ids)
+		return FAIL(why, "cannot run because Dom0 has only one vCPU online");
+	init_completion(&d->go);
+	init_completion(&d->ack);
+	t = kthread_create(d->helper, d, "ptswap_test/%u", d->cpu_helper);
+	if (IS_ERR(t))
+		return FAIL(why, "cannot run because kthread_create failed (%ld)", PTR_ERR(t));
+	kthread_bind(t, d->cpu_helper);
+	get_task_struct(t);
+	wake_up_process(t);
+	ok = work_on_cpu(d->cpu_main, duo_main, d);
+	kthread_stop(t);
+	put_task_struct(t);
+	return ok;
+}
+
+/* Helper: write through d->va, after dropping its TLB entry so the walk sets A and D. */
+static void write_through(struct duo *d, u64 n)
+{
+	invlpg(MMUEXT_INVLPG_LOCAL, d->va);
+	WRITE_ONCE(*(u64 *)d->va, n);
+}
+
+static int ad_helper(void *arg)
+{
+	struct duo *d = arg;
+	u64 n = 0;
+
+	while (!kthread_should_stop()) {
+		if (READ_ONCE(d->free_run)) {
+			write_through(d, n++);
+		} else if (try_wait_for_completion(&d->go)) {
+			write_through(d, n++);
+			complete(&d->ack);
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * The other vCPU writes through the entry (hardware sets A and D) between
+ * two swaps; the second swap returns exactly the entry it replaced, A/D set.
+ * Then the other vCPU writes in a loop while this one swaps: every value
+ * returned is the clean entry plus only A/D bits.
+ */
+static bool ad_main(struct duo *d)
+{
+	struct slots *s = d->s;
+	u64 clean = entry_read(s, 4) & ~PTE_AD, seen, val;
+	unsigned int i, with_d = 0;
+	int done, rc;
+
+	val = clean;
+	if (swap_one(s->maddr[4], &val, &done))
+		return FAIL(d->why, "first swap failed");
+	for (i = 0; i < HANDSHAKES; i++) {
+		complete(&d->go);
+		wait_for_completion(&d->ack);
+		seen = entry_read(s, 4);
+		if ((seen & PTE_AD) != PTE_AD)
+			return FAIL(d->why,
+				    "cannot run because the other vCPU's write left A/D clear (%#llx)",
+				    seen);
+		val = clean;
+		rc = swap_one(s->maddr[4], &val, &done);
+		if (rc || done != 1 || val != seen || entry_read(s, 4) != clean)
+			return FAIL(d->why,
+				    "rc %d, done %d, returned %#llx, want %#llx (A/D set by the other vCPU)",
+				    rc, done, val, seen);
+	}
+
+	WRITE_ONCE(d->free_run, true);
+	for (i = 0; i < race_swaps; i++) {
+		val = clean;
+		rc = swap_one(s->maddr[4], &val, &done);
+		if (rc || done != 1 || (val & ~PTE_AD) != clean)
+			return FAIL(d->why,
+				    "racing swap %u: rc %d, done %d, returned %#llx, want %#llx plus A/D only",
+				    i, rc, done, val, clean);
+		with_d += !!(val & _PAGE_DIRTY);
+	}
+	pr_info("%u of %u racing swaps returned D set by the other vCPU\n", with_d, race_swaps);
+	return true;
+}
+
+static bool check_ad(struct slots *s, char *why)
+{
+	struct duo d = {
+		.main = ad_main,
+		.helper = ad_helper,
+		.s = s,
+		.va = s->va + 4 * PAGE_SIZE,
+	};
+
+	return duo_run(&d, why);
+}
+
+static int watch_helper(void *arg)
+{
+	struct duo *d = arg;
+
+	while (!kthread_should_stop()) {
+		int n = READ_ONCE(d->done);
+
+		if (n > 0 && n < d->count)
+			WRITE_ONCE(d->seen, n);
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * The preemption batch: request j swaps entry j % BATCH_SLOTS, in round
+ * j / BATCH_SLOTS, to the other data page in even rounds and back in odd
+ * ones.  So it installs batch_entry(s, j) and must return what request
+ * j - BATCH_SLOTS installed, or the original entry in round 0.
+ */
+static u64 batch_entry(const struct slots *s, unsigned int j)
+{
+	unsigned int m = j % BATCH_SLOTS;
+
+	return (j / BATCH_SLOTS) & 1 ? s->orig[m] : entry_flipped(s->orig[m]);
+}
+
+static bool batch_main(struct duo *d)
+{
+	struct slots *s = d->s;
+	struct mmu_update *req;
+	unsigned int j;
+	bool ok = true;
+	u64 want;
+	int rc;
+
+	req = vmalloc(array_size(d->count, sizeof(*req)));
+	if (!req)
+		return FAIL(d->why, "cannot run because no memory for %u requests", d->count);
+	for (j = 0; j < d->count; j++)
+		swap_req(&req[j], s->maddr[j % BATCH_SLOTS], batch_entry(s, j));
+	WRITE_ONCE(d->done, 0);
+	rc = mmu_update(req, d->count, &d->done);
+	if (rc || READ_ONCE(d->done) != d->count) {
+		ok = FAIL(d->why, "rc %d, done %d, want 0, %u", rc, READ_ONCE(d->done), d->count);
+		goto out;
+	}
+	for (j = 0; j < d->count; j++) {
+		want = j < BATCH_SLOTS ? s->orig[j] : batch_entry(s, j - BATCH_SLOTS);
+		if (req[j].val != want) {
+			ok = FAIL(d->why,
+				  "request %u returned %#llx, want %#llx",
+				  j, req[j].val, want);
+			goto out;
+		}
+	}
+	/* Each entry holds what the last request on it installed. */
+	for (j = d->count - BATCH_SLOTS; j < d->count; j++) {
+		if (entry_read(s, j % BATCH_SLOTS) != batch_entry(s, j)) {
+			ok = FAIL(d->why, "entry %u is %#llx, want %#llx", j % BATCH_SLOTS,
+				  entry_read(s, j % BATCH_SLOTS), batch_entry(s, j));
+			goto out;
+		}
+	}
+out:
+	vfree(req);
+	return ok;
+}
+
+static bool check_preempted_batch(struct slots *unused, char *why)
+{
+	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+	struct duo d = {
+		.main = batch_main,
+		.helper = watch_helper,
+	};
+	unsigned int try;
+	bool ok = true;
+
+	if (!s)
+		return FAIL(why, "cannot run because %u entries could not be mapped", BATCH_SLOTS);
+	d.s = s;
+	d.count = batch;
+	for (try = 0; ok && try < PREEMPT_TRIES; try++, d.count *= 2) {
+		ok = duo_run(&d, why);
+		if (ok && READ_ONCE(d.seen)) {
+			pr_info("batch of %u: the other vCPU saw done = %d between preemptions\n",
+				d.count, d.seen);
+			break;
+		}
+		/* Back to the original entries for the next, larger batch. */
+		slots_free(s);
+		s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+		if (!s)
+			return FAIL(why,
+				    "cannot run because %u entries could not be mapped",
+				    BATCH_SLOTS);
+		d.s = s;
+	}
+	if (ok && !READ_ONCE(d.seen))
+		ok = FAIL(why,
+			  "cannot run because no batch (largest %u) was seen preempted",
+			  d.count / 2);
+	slots_free(s);
+	return ok;
+}
+
+/* --- unwritable request arrays --------------------------------------- */
+
+/*
+ * Requests 0-2 at the end of a writable page, request 3 at the start of a
+ * read-only one: 0-2 done with their old values, 3 fails with -EFAULT
+ * before its entry is touched, done = 3.
+ */
+static bool check_readonly_array(struct slots *s, char *why)
+{
+	struct page *pages[2] = { alloc_page(GFP_KERNEL), alloc_page(GFP_KERNEL) };
+	struct mmu_update *req = NULL;
+	unsigned int i, level;
+	u64 before[4], ro_maddr = 0, rw_entry = 0;
+	void *area = NULL;
+	pte_t *ro_pte;
+	bool ok = true;
+	int done, rc;
+
+	if (!pages[0] || !pages[1]) {
+		ok = FAIL(why, "cannot run because no memory");
+		goto out;
+	}
+	area = vmap(pages, 2, VM_MAP, PAGE_KERNEL);
+	if (!area) {
+		ok = FAIL(why, "cannot run because vmap failed");
+		goto out;
+	}
+	req = area + PAGE_SIZE - 3 * sizeof(*req);
+	for (i = 0; i < 4; i++) {
+		before[i] = entry_read(s, 8 + i);
+		swap_req(&req[i], s->maddr[8 + i], entry_flipped(before[i]));
+	}
+	ro_pte = lookup_address((unsigned long)area + PAGE_SIZE, &level);
+	if (!ro_pte || level != PG_LEVEL_4K) {
+		ok = FAIL(why, "cannot run because the array's second page has no L1 entry");
+		goto out;
+	}
+	ro_maddr = arbitrary_virt_to_machine(ro_pte).maddr;
+	rw_entry = READ_ONCE(ro_pte->pte);
+	if (normal_update(ro_maddr, rw_entry & ~(u64)_PAGE_RW) ||
+	    invlpg(MMUEXT_INVLPG_ALL, area + PAGE_SIZE)) {
+		ok = FAIL(why,
+			  "cannot run because the array's second page cannot be made read-only");
+		goto out;
+	}
+
+	done = -1;
+	rc = mmu_update(req, 4, &done);
+	if (rc != -EFAULT || done != 3) {
+		ok = FAIL(why, "rc %d, done %d, want %d (-EFAULT), 3", rc, done, -EFAULT);
+		goto out;
+	}
+	for (i = 0; i < 3; i++)
+		if (req[i].val != before[i] || entry_read(s, 8 + i) != entry_flipped(before[i])) {
+			ok = FAIL(why,
+				  "request %u returned %#llx (want %#llx), entry %#llx (want %#llx)",
+				  i, req[i].val, before[i], entry_read(s, 8 + i),
+				  entry_flipped(before[i]));
+			goto out;
+		}
+	if (req[3].val != entry_flipped(before[3]) || entry_read(s, 11) != before[3])
+		ok = FAIL(why,
+			  "failed request: val %#llx (want %#llx), entry %#llx (want %#llx, unchanged)",
+			  req[3].val, entry_flipped(before[3]), entry_read(s, 11), before[3]);
+out:
+	if (ro_maddr)
+		WARN_ON(normal_update(ro_maddr, rw_entry));
+	if (area)
+		vunmap(area);
+	if (pages[0])
+		__free_page(pages[0]);
+	if (pages[1])
+		__free_page(pages[1]);
+	return ok;
+}
+
+/* A request array Xen cannot even read: -EFAULT, done = 0. */
+static bool check_unmapped_array(struct slots *unused, char *why)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	void *area;
+	bool ok = true;
+	int done = -1, rc;
+
+	if (!page)
+		return FAIL(why, "cannot run because no memory");
+	area = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
+	if (!area) {
+		__free_page(page);
+		return FAIL(why, "cannot run because vmap failed");
+	}
+	/*
+	 * The guard page after a vmap area is never mapped here; drop any TLB
+	 * entry a lazily flushed earlier mapping of it may have left.
+	 */
+	invlpg(MMUEXT_INVLPG_ALL, area + PAGE_SIZE);
+	rc = mmu_update(area + PAGE_SIZE, 1, &done);
+	if (rc != -EFAULT || done != 0)
+		ok = FAIL(why, "rc %d, done %d, want %d (-EFAULT), 0", rc, done, -EFAULT);
+	vunmap(area);
+	__free_page(page);
+	return ok;
+}
+
+/* --- stock Xen ------------------------------------------------------- */
+
+/*
+ * Sub-op 4 is unknown to stock Xen: the request fails exactly as one with
+ * sub-op 7 (unknown to both), before anything is read or written.
+ */
+static bool check_stock_refuses(struct slots *s, char *why)
+{
+	u64 before = entry_read(s, 0), new = entry_flipped(before), val = new;
+	struct mmu_update unknown = {
+		.ptr = s->maddr[0] | 7,
+		.val = new,
+	};
+	int done, rc, rc_unknown, done_unknown = -1;
+
+	rc = swap_one(s->maddr[0], &val, &done);
+	rc_unknown = mmu_update(&unknown, 1, &done_unknown);
+	if (rc >= 0 || rc != rc_unknown)
+		return FAIL(why, "rc %d, want what unknown sub-op 7 gets, %d (negative)",
+			    rc, rc_unknown);
+	if (done != 0 || val != new || entry_read(s, 0) != before)
+		return FAIL(why,
+			    "done %d (want 0), val %#llx (want %#llx), entry %#llx (want %#llx)",
+			    done, val, new, entry_read(s, 0), before);
+	pr_info("sub-op %d refused with %d, as unknown sub-op 7\n", MMU_PT_UPDATE_SWAP, rc);
+	return true;
+}
+
+/* --------------------------------------------------------------------- */
+
+/* In order: the later ones assume the earlier ones work. */
+static const struct {
+	const char *name;
+	bool (*fn)(struct slots *s, char *why);
+} patched_checks[] = {
+	{ "swap-present-entry", check_swap_present },
+	{ "swap-clear-and-install", check_swap_clear },
+	{ "batch-old-value-per-slot", check_batch },
+	{ "refuse-writable-pt-frame", check_refuse_pt_frame_rw },
+	{ "refuse-domid-xen-frame", check_refuse_xen_frame },
+	{ "refuse-unowned-frame", check_refuse_unowned_frame },
+	{ "refuse-reserved-bit", check_refuse_reserved_bit },
+	{ "l2-target-einval", check_l2 },
+	{ "l3-target-einval", check_l3 },
+	{ "l4-target-einval", check_l4 },
+	{ "plain-frame-exchange", check_plain_frame },
+	{ "ad-bits-from-other-vcpu", check_ad },
+	{ "preempted-batch", check_preempted_batch },
+	{ "readonly-request-array", check_readonly_array },
+	{ "unmapped-request-array", check_unmapped_array },
+};
+
+static void run_checks(bool patched)
+{
+	int feature = xen_swap_feature();
+	struct slots *s;
+	unsigned int i;
+
+	if (feature < 0)
+		snprintf(reason, WHY_SIZE, "XENVER_get_features failed (%d)", feature);
+	else
+		snprintf(reason, WHY_SIZE, "XENFEAT_mmu_pt_update_swap (bit %d) is %s",
+			 XENFEAT_mmu_pt_update_swap, feature ? "set" : "clear");
+	record(feature == patched, "feature-bit", reason);
+
+	s = slots_create(NR_SLOTS, PAGE_KERNEL);
+	if (!s) {
+		record(false, "fixture", "cannot run because the test entries could not be mapped");
+		goto out;
+	}
+	if (!patched) {
+		record(check_stock_refuses(s, reason), "stock-swap-refused", reason);
+		goto out;
+	}
+	for (i = 0; i < ARRAY_SIZE(patched_checks); i++)
+		record(patched_checks[i].fn(s, reason), patched_checks[i].name, reason);
+out:
+	slots_free(s);
+}
+
+static int results_show(struct seq_file *m, void *v)
+{
+	seq_write(m, results, results_len);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(results);
+
+static int __init ptswap_xen_test_init(void)
+{
+	bool patched;
+	int rc = -ENOMEM;
+
+	if (!strcmp(expect, "patched")) {
+		patched = true;
+	} else if (!strcmp(expect, "stock")) {
+		patched = false;
+	} else {
+		pr_err("expect=patched or expect=stock, not \"%s\"\n", expect);
+		return -EINVAL;
+	}
+	if (batch < MIN_BATCH || batch > INT_MAX / (2 << PREEMPT_TRIES) || !race_swaps) {
+		pr_err("batch must be %u..%d, race_swaps at least 1\n", MIN_BATCH,
+		       INT_MAX / (2 << PREEMPT_TRIES));
+		return -EINVAL;
+	}
+	if (!xen_pv_domain()) {
+		pr_err("not a Xen PV domain: nothing to check\n");
+		return -ENODEV;
+	}
+
+	results = kzalloc(RESULTS_SIZE, GFP_KERNEL);
+	data_page[0] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	data_page[1] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!results || !data_page[0] || !data_page[1])
+		goto fail;
+	data_mfn[0] = page_mfn(data_page[0]);
+	data_mfn[1] = page_mfn(data_page[1]);
+
+	run_checks(patched);
+
+	debug_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("results", 0444, debug_dir, NULL, &results_fops);
+	return 0;
+fail:
+	if (data_page[1])
+		__free_page(data_page[1]);
+	if (data_page[0])
+		__free_page(data_page[0]);
+	kfree(results);
+	return rc;
+}
+
+static void __exit ptswap_xen_test_exit(void)
+{
+	debugfs_remove_recursive(debug_dir);
+	__free_page(data_page[1]);
+	__free_page(data_page[0]);
+	kfree(results);
+}
+
+module_init(ptswap_xen_test_init);
+module_exit(ptswap_xen_test_exit);
+MODULE_DESCRIPTION("Checks of Xen's MMU_PT_UPDATE_SWAP sub-op from a PV Dom0");
+MODULE_LICENSE("GPL");

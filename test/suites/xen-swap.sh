@@ -1,0 +1,132 @@
+#!/bin/bash
+# test/suites/xen-swap.sh - Xen's MMU_PT_UPDATE_SWAP sub-op and
+# XENFEAT_mmu_pt_update_swap, checked from the lab's Dom0 (issue 3).
+#
+# Runs inside Dom0 from /xps (see test/lab/run).  Builds
+# test/ktest/ptswap_xen_test against the running kernel, loads it with
+# expect=$XPS_LAB_XEN and prints the module's checks; around them checks
+# the feature bit as /sys/hypervisor shows it, that include/xen_ptswap_abi.h
+# agrees with the patched Xen's public headers ($XPS_XEN_TREE), a bad
+# parameter, the kernel log and unloading.
+#   patched Xen: the sub-op's behaviour (see the module's checks)
+#   stock Xen:   bit 22 clear, and a swap request fails changing nothing
+# Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
+# "info:" lines with what the module logged.  Exit status 0 if all passed.
+
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+REPO=$PWD
+T=$(mktemp -d /tmp/xps-xen-swap.XXXXXX)
+MOD=ptswap_xen_test
+RESULTS=/sys/kernel/debug/$MOD/results
+failed=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: $2"; failed=1; }
+
+cleanup() {
+	grep -q "^$MOD " /proc/modules && rmmod "$MOD"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# abi_value FILE NAME: the number NAME is #defined to in FILE.
+abi_value() {
+	awk -v n="$2" '$1 == "#define" && $2 == n { print $3; exit }' "$1"
+}
+
+xen=${XPS_LAB_XEN:-}
+case $xen in
+patched) want_bit=1 ;;
+stock) want_bit=0 ;;
+*)
+	fail setup "cannot run because XPS_LAB_XEN is '$xen', not patched or stock"
+	exit 1 ;;
+esac
+
+# The bit as Linux shows it, independent of the module.
+bit=$(abi_value include/xen_ptswap_abi.h XENFEAT_mmu_pt_update_swap)
+features=$(cat /sys/hypervisor/properties/features 2>/dev/null)
+if [ -z "$features" ] || [ -z "$bit" ]; then
+	fail sysfs-feature-bit "cannot run because /sys/hypervisor/properties/features is '$features' or the ABI header has no bit"
+elif [ $(((0x$features >> bit) & 1)) = "$want_bit" ]; then
+	pass sysfs-feature-bit
+else
+	fail sysfs-feature-bit "features $features: bit $bit is $(((0x$features >> bit) & 1)) on $xen Xen"
+fi
+
+if [ "$xen" = patched ]; then
+	tree=${XPS_XEN_TREE:-}
+	pub=$tree/xen/include/public
+	if [ -z "$tree" ] || [ ! -f "$pub/xen.h" ] || [ ! -f "$pub/features.h" ]; then
+		fail abi-header-matches-xen "cannot run because the patched Xen tree '$tree' has no public headers"
+	else
+		ours_op=$(abi_value include/xen_ptswap_abi.h MMU_PT_UPDATE_SWAP)
+		xen_op=$(abi_value "$pub/xen.h" MMU_PT_UPDATE_SWAP)
+		xen_bit=$(abi_value "$pub/features.h" XENFEAT_mmu_pt_update_swap)
+		if [ -n "$xen_op" ] && [ "$ours_op" = "$xen_op" ] &&
+		   [ -n "$xen_bit" ] && [ "$bit" = "$xen_bit" ]; then
+			pass abi-header-matches-xen
+		else
+			fail abi-header-matches-xen "ours: sub-op '$ours_op' bit '$bit'; Xen's: sub-op '$xen_op' bit '$xen_bit'"
+		fi
+	fi
+fi
+
+cp -r test/ktest/$MOD "$T/" || { fail module-builds "cannot copy the sources"; exit 1; }
+if make -C "/lib/modules/$(uname -r)/build" M="$T/$MOD" XPS_INCLUDE="$REPO/include" \
+	modules >"$T/build.log" 2>&1; then
+	if grep -q 'warning:' "$T/build.log"; then
+		fail module-builds "$(grep -m1 'warning:' "$T/build.log")"
+	else
+		pass module-builds
+	fi
+else
+	fail module-builds "$(grep -m1 -E 'error|Error' "$T/build.log")"
+	exit 1
+fi
+
+if insmod "$T/$MOD/$MOD.ko" expect=neither 2>"$T/insmod.err"; then
+	rmmod "$MOD"
+	fail bad-parameter-refused "expect=neither loaded"
+elif grep -q 'Invalid parameters\|Invalid argument' "$T/insmod.err"; then
+	pass bad-parameter-refused
+else
+	fail bad-parameter-refused "$(cat "$T/insmod.err")"
+fi
+
+dmesg >"$T/dmesg.0"
+if ! insmod "$T/$MOD/$MOD.ko" expect="$xen" 2>"$T/insmod.err"; then
+	fail module-loads "$(cat "$T/insmod.err")"
+	exit 1
+fi
+pass module-loads
+if [ ! -r "$RESULTS" ]; then
+	fail module-results "no $RESULTS"
+else
+	n=0
+	while IFS= read -r line; do
+		echo "$line"
+		case $line in FAIL:*) failed=1 ;; esac
+		n=$((n + 1))
+	done <"$RESULTS"
+	[ $n -gt 1 ] || fail module-results "only $n result lines"
+fi
+dmesg >"$T/dmesg.1"
+tail -n +"$(($(wc -l <"$T/dmesg.0") + 1))" "$T/dmesg.1" >"$T/dmesg.new"
+grep "$MOD: " "$T/dmesg.new" | grep -v ': PASS: \|: FAIL: ' | sed 's/^.*'"$MOD"': /info: /'
+bad=$(grep -E 'WARNING:|BUG:|Oops|general protection|Call Trace|RIP:' "$T/dmesg.new" | head -n 3)
+if [ -z "$bad" ]; then
+	pass kernel-log-clean
+else
+	fail kernel-log-clean "$(echo "$bad" | tr '\n' '|')"
+fi
+
+if rmmod "$MOD"; then
+	pass module-unloads
+else
+	fail module-unloads "rmmod failed"
+fi
+
+exit $failed
