@@ -123,6 +123,8 @@ else
 fi
 
 # --- foreign-bench ------------------------------------------------------------
+# Distribution kernels build privcmd as a module (xencommons loads it).
+on_xen && [ ! -e /dev/xen/privcmd ] && modprobe xen_privcmd 2>/dev/null
 if ! on_xen; then
 	fail foreign-bench-maps "not a Xen domain: this suite needs the lab's Xen Dom0"
 elif tools/foreign-bench -n 4096 -b 256 -r 1 -m >"$T/foreign.out" 2>"$T/foreign.err"; then
