@@ -1,0 +1,358 @@
+#!/bin/bash
+# test/suites/correctness.sh - every PTE-clearing caller path, checked by
+# memory contents and returned state, in one module configuration.
+#
+# Usage (inside the lab's Dom0, from the clone's root, as root):
+#   bash test/suites/correctness.sh unloaded|batched|sync
+# or with XPS_CORRECTNESS_CONFIG set; test/suites/correctness-<config>.sh
+# are the wrappers test/suites/SUITES lists.
+#   unloaded  rmmod xen_ptswap if it is loaded
+#   batched   modprobe xen_ptswap            (mode=batched, the default)
+#   sync      modprobe xen_ptswap mode=sync
+# The verdicts must be the same in all three.
+#
+# What it does: builds test/correctness/*.c with gcc into /tmp (so the
+# suite needs nothing built beforehand), runs each program (one caller path
+# each: munmap, MADV_DONTNEED, MADV_FREE + reclaim, mremap, exec, foreign
+# mappings, fork/COW, mprotect, MAP_SHARED files on ext4 on a loop device,
+# the shmem dirty-bit race, SMP races), then stress-ng's vm, madvise,
+# mremap, mmap, fork and memfd stressors with --verify while a loop unloads
+# and loads the module (batched and sync only).  After each program the
+# kernel log is read and cleared (dmesg -c); WARNING, BUG, Oops, Bad
+# rss-counter or Bad page fail that program's "-kernel-log" check.  With
+# the module loaded its counters are checked too (no failed hypercall;
+# batched both defers and swaps, sync never defers).
+#
+# Output: one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
+# "# ..." lines for information, and "N passed, N failed" at the end.
+# Exit status 0 if nothing failed.
+# Environment: XPS_STRESS_SECONDS (default 20), XPS_PROG_TIMEOUT (a hang
+# guard per program, default 300 s), XPS_RACE_ROUNDS (shmem_race, 48).
+
+set -u
+SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$SUITES/../.." && pwd)
+SRC=$REPO/test/correctness
+BIN=/tmp/xps-correctness
+WORK=/tmp/xps-correctness-work
+BAD_LOG='WARNING:|BUG:|Oops|Bad rss-counter|Bad page|general protection fault|kernel BUG'
+STATS=/sys/kernel/debug/xen_ptswap/stats
+
+cfg=${1:-${XPS_CORRECTNESS_CONFIG:-}}
+passed=0
+failed=0
+
+pass() { echo "PASS: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1: $2"; failed=$((failed + 1)); }
+note() { echo "# $*"; }
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit
+}
+
+case $cfg in
+unloaded|batched|sync) ;;
+*)
+	echo "usage: $0 unloaded|batched|sync (or XPS_CORRECTNESS_CONFIG)" >&2
+	exit 2 ;;
+esac
+[ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }
+
+# ------------------------------------------------------------- the module
+module_loaded() { [ -d /sys/module/xen_ptswap ]; }
+
+module_args() {
+	case $cfg in sync) echo mode=sync ;; *) ;; esac
+}
+
+# Loads (batched, sync) or unloads (unloaded) the module; 0 on success,
+# else prints why on stdout.
+module_configure() {
+	local out
+	if module_loaded; then
+		out=$(rmmod xen_ptswap 2>&1) || { echo "rmmod xen_ptswap failed: $out"; return 1; }
+	fi
+	[ "$cfg" = unloaded ] && return 0
+	# shellcheck disable=SC2046
+	out=$(modprobe xen_ptswap $(module_args) 2>&1) || {
+		echo "modprobe xen_ptswap $(module_args) failed (module not built or not installed?): $out; kernel log: $(dmesg | grep -i xen_ptswap | tail -n 1)"
+		return 1
+	}
+	local mode
+	mode=$(cat /sys/module/xen_ptswap/parameters/mode 2>/dev/null)
+	[ "$mode" = "$cfg" ] || { echo "loaded, but parameters/mode is '$mode', not '$cfg'"; return 1; }
+	return 0
+}
+
+# One counter from the module's debugfs stats file.
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS"; }
+
+check_counters() {
+	if [ ! -r "$STATS" ]; then
+		fail module-counters "cannot run because $STATS is missing (debugfs not mounted?)"
+		return
+	fi
+	note "module counters: $(tr '\n' ' ' <"$STATS")"
+	local calls deferred swapped errors fallbacks
+	calls=$(stat_of calls) deferred=$(stat_of deferred) swapped=$(stat_of swapped)
+	errors=$(stat_of hcall_errors) fallbacks=$(stat_of fallbacks)
+	if [ -z "$calls" ] || [ -z "$deferred" ] || [ -z "$swapped" ] || [ -z "$errors" ] || [ -z "$fallbacks" ]; then
+		fail module-counters "cannot parse $STATS"
+		return
+	fi
+	if [ "$calls" -gt 0 ] && [ "$errors" = 0 ] && [ "$fallbacks" = 0 ]; then
+		pass module-counters
+	else
+		fail module-counters "calls=$calls hcall_errors=$errors fallbacks=$fallbacks (want calls > 0, no errors)"
+	fi
+	case $cfg in
+	batched)
+		if [ "$deferred" -gt 0 ] && [ "$swapped" -gt 0 ]; then
+			pass module-batched-both-paths
+		else
+			fail module-batched-both-paths "deferred=$deferred swapped=$swapped: the programs should exercise both"
+		fi ;;
+	sync)
+		if [ "$deferred" = 0 ] && [ "$swapped" -gt 0 ]; then
+			pass module-sync-never-defers
+		else
+			fail module-sync-never-defers "deferred=$deferred swapped=$swapped (want 0 and > 0)"
+		fi ;;
+	esac
+}
+
+# --------------------------------------------------------------- helpers
+# Reads and clears the kernel log; FAIL if it has kernel trouble in it.
+kernel_log_check() {
+	local name=$1 hits
+	hits=$(dmesg -c 2>&1 | grep -E "$BAD_LOG" || true)
+	if [ -n "$hits" ]; then
+		fail "$name-kernel-log" "$(echo "$hits" | head -n 3 | tr '\n' '|')"
+	else
+		pass "$name-kernel-log"
+	fi
+}
+
+# run_prog NAME CMD [ARG...]: run a program, pass its PASS/FAIL lines on,
+# fail it if it died without saying why, then check the kernel log.
+run_prog() {
+	local name=$1 out rc line n=0
+	shift
+	out=$WORK/$name.out
+	if [ ! -x "$1" ]; then
+		fail "$name" "cannot run because $1 did not build"
+		return
+	fi
+	local t0=$SECONDS
+	timeout -k 10 "${XPS_PROG_TIMEOUT:-300}" "$@" >"$out" 2>"$out.err" </dev/null
+	rc=$?
+	note "$name: $((SECONDS - t0)) s"
+	while IFS= read -r line; do
+		case $line in
+		PASS:\ *) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
+		FAIL:\ *) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
+		*) echo "# $name: $line" ;;
+		esac
+	done <"$out"
+	sed "s/^/# $name: /" "$out.err" | head -n 20
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		fail "$name" "did not finish within ${XPS_PROG_TIMEOUT:-300} s (hang?)"
+	elif [ $rc != 0 ] && ! grep -q '^FAIL: ' "$out"; then
+		fail "$name" "exited with status $rc without a FAIL line"
+	elif [ $n = 0 ]; then
+		fail "$name" "printed no PASS or FAIL line (status $rc)"
+	fi
+	kernel_log_check "$name"
+}
+
+# Builds the programs in Dom0 from source.  The binaries are kept in
+# test/correctness/.build/<hash of the sources and flags>/ (git-ignored),
+# so that the next configuration's boot reuses them: gcc on QEMU's software
+# CPU takes minutes.  XPS_CORRECTNESS_REBUILD=1 ignores that cache.
+CFLAGS="-std=gnu11 -O2 -Wall -Wextra -Werror -pthread"
+build() {
+	local src name libs out ok=1 key cache
+	key=$( { echo "$CFLAGS"; gcc --version | head -n1; cat "$SRC"/*.c "$SRC"/*.h; } | sha256sum | cut -c1-16)
+	cache=$SRC/.build/$key
+	rm -rf "$BIN"
+	if [ "${XPS_CORRECTNESS_REBUILD:-0}" = 0 ] && [ -f "$cache/done" ]; then
+		cp -r "$cache" "$BIN"
+		pass build
+		note "programs from $cache (built from the same sources in an earlier boot)"
+		return
+	fi
+	mkdir -p "$BIN"
+	for src in "$SRC"/*.c; do
+		name=$(basename "$src" .c)
+		libs=
+		[ "$name" = foreign ] && libs="-lxenforeignmemory -lxenctrl"
+		# shellcheck disable=SC2086
+		if ! out=$(gcc $CFLAGS -o "$BIN/$name" "$src" $libs 2>&1); then
+			fail "build-$name" "$(echo "$out" | grep -m1 -E 'error|warning' || echo "$out" | head -n1)"
+			ok=0
+		fi
+	done
+	[ $ok = 1 ] || return
+	pass build
+	if rm -rf "$SRC/.build" && mkdir -p "$cache" && cp "$BIN"/* "$cache/" && touch "$cache/done"; then
+		note "programs kept in $cache for later boots"
+	fi
+}
+
+# ------------------------------------------------------------ file tests
+ext4_img=$WORK/ext4.img
+ext4_dir=$WORK/ext4
+loopdev=
+
+# Kernels with these as modules (Debian's): load them; built in: no-op.
+modprobe loop 2>/dev/null
+modprobe xen-privcmd 2>/dev/null
+
+ext4_mount() {
+	mount -t ext4 "$loopdev" "$ext4_dir" 2>&1
+}
+
+file_tests() {
+	local out
+	if ! truncate -s 96M "$ext4_img" || ! mkdir -p "$ext4_dir"; then
+		fail file-shared "cannot run because $WORK is not writable"
+		return
+	fi
+	if ! out=$(mkfs.ext4 -q -F "$ext4_img" 2>&1); then
+		fail file-shared "cannot run because mkfs.ext4 failed: $out"
+		return
+	fi
+	if ! loopdev=$(losetup -f --show "$ext4_img" 2>&1); then
+		fail file-shared "cannot run because losetup failed: $loopdev"
+		loopdev=
+		return
+	fi
+	if ! out=$(ext4_mount); then
+		fail file-shared "cannot run because mounting $loopdev failed: $out"
+	else
+		run_prog file_shared "$BIN/file_shared" "$ext4_dir"
+		# Unmount and mount again: the data must be on the disk.
+		sync
+		if ! out=$(umount "$ext4_dir" 2>&1); then
+			fail file-shared-remount "umount failed: $out"
+		elif ! out=$(ext4_mount); then
+			fail file-shared-remount "mount again failed: $out"
+		else
+			run_prog file_shared_verify "$BIN/file_shared" "$ext4_dir" verify
+		fi
+		umount "$ext4_dir" 2>/dev/null
+	fi
+	losetup -d "$loopdev" 2>/dev/null
+	rm -f "$ext4_img"
+}
+
+# ----------------------------------------------------------------- stress
+stress() {
+	local secs=${XPS_STRESS_SECONDS:-20} rc log=$WORK/stress-ng.log stop=$WORK/stress.stop
+	local res=$WORK/reload.res loop_pid='' t0=$SECONDS
+	if ! command -v stress-ng >/dev/null; then
+		fail stress-ng "cannot run because stress-ng is not installed"
+		return
+	fi
+	rm -f "$stop" "$res"
+	if [ "$cfg" != unloaded ]; then
+		# Unload and load the module while the stressors run.
+		(
+			cycles=0 errors=0 last=
+			while [ ! -e "$stop" ]; do
+				if ! last=$(rmmod xen_ptswap 2>&1); then errors=$((errors + 1)); fi
+				sleep 0.3
+				# shellcheck disable=SC2046
+				if ! last=$(modprobe xen_ptswap $(module_args) 2>&1); then errors=$((errors + 1)); fi
+				cycles=$((cycles + 1))
+				sleep 0.3
+			done
+			echo "$cycles $errors $last" >"$res"
+		) &
+		loop_pid=$!
+	fi
+	# As an unprivileged user: as root, stress-ng's madvise stressor also
+	# poisons pages (MADV_HWPOISON) where the kernel has memory failure
+	# handling, which is not a PTE-clearing path of ours and would leave
+	# poisoned pages in a real Dom0.
+	mkdir -p "$WORK/stress" && chmod 1777 "$WORK/stress"
+	(cd "$WORK/stress" && setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		stress-ng --temp-path "$WORK/stress" --timeout "${secs}s" --verify --metrics-brief \
+		--vm 1 --vm-bytes 32M --madvise 1 --mremap 1 --mremap-bytes 8M \
+		--mmap 1 --mmap-bytes 16M --fork 1 --memfd 1 --memfd-bytes 16M) >"$log" 2>&1
+	rc=$?
+	touch "$stop"
+	[ -n "$loop_pid" ] && wait "$loop_pid"
+	sed 's/^/# stress-ng: /' "$log" | grep -vE 'dispatching|stressor +bogo|\(secs\)' | head -n 30
+	if [ $rc = 0 ] && grep -q 'successful run completed' "$log"; then
+		pass stress-ng-verify
+	else
+		fail stress-ng-verify "exit status $rc: $(grep -m2 -iE 'fail|error|verif' "$log" | tr '\n' '|')"
+	fi
+	if [ -n "$loop_pid" ]; then
+		local cycles errors last
+		read -r cycles errors last <"$res" 2>/dev/null || cycles=0
+		if [ "${cycles:-0}" -gt 0 ] && [ "${errors:-1}" = 0 ]; then
+			pass stress-module-reload
+			note "the module was unloaded and loaded $cycles times during stress-ng"
+		else
+			fail stress-module-reload "${cycles:-0} cycles, ${errors:-?} rmmod/modprobe failures, last: ${last:-}"
+		fi
+		if ! module_loaded; then
+			# shellcheck disable=SC2046
+			modprobe xen_ptswap $(module_args) >/dev/null 2>&1
+		fi
+	fi
+	note "stress: $((SECONDS - t0)) s"
+	kernel_log_check stress
+}
+
+# ------------------------------------------------------------------- main
+note "correctness: configuration $cfg, kernel $(uname -r), Xen features $(cat /sys/hypervisor/properties/features 2>/dev/null || echo unknown)"
+rm -rf "$WORK" && mkdir -p "$WORK"
+dmesg -c >/dev/null 2>&1
+
+if why=$(module_configure); then
+	pass "module-config-$cfg"
+else
+	fail "module-config-$cfg" "$why"
+	fail programs "cannot run in configuration $cfg because the module could not be set up"
+	finish
+fi
+kernel_log_check module-config
+
+t0=$SECONDS
+build
+note "build: $((SECONDS - t0)) s"
+run_prog munmap "$BIN/munmap"
+run_prog dontneed "$BIN/dontneed"
+file_tests
+run_prog madv_free "$BIN/madv_free"
+run_prog mremap "$BIN/mremap"
+run_prog exec_args "$BIN/exec_args"
+run_prog fork_cow "$BIN/fork_cow"
+run_prog mprotect "$BIN/mprotect"
+run_prog foreign "$BIN/foreign"
+run_prog shmem_race "$BIN/shmem_race" "${XPS_RACE_ROUNDS:-48}"
+run_prog smp_race "$BIN/smp_race"
+[ "$cfg" != unloaded ] && check_counters
+
+stress
+
+# The configuration still holds at the end.
+if [ "$cfg" = unloaded ]; then
+	if module_loaded; then
+		fail module-config-at-end "xen_ptswap is loaded"
+	else
+		pass module-config-at-end
+	fi
+elif [ "$(cat /sys/module/xen_ptswap/parameters/mode 2>/dev/null)" = "$cfg" ]; then
+	pass module-config-at-end
+else
+	fail module-config-at-end "xen_ptswap is not loaded with mode=$cfg"
+fi
+rm -rf "$WORK" "$BIN"
+note "correctness ($cfg): $SECONDS s in all"
+finish
