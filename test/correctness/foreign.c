@@ -169,9 +169,9 @@ static void rounds(xenforeignmemory_handle *fm, uint32_t dom, xen_pfn_t *mfn)
 				(unsigned long long)r);
 		/* Odd pages written through the foreign mapping. */
 		for (size_t i = 1; i < NB; i += 2)
-			xps_fill(m + i * psz + 64, psz - 64, 3000 + r, i * xps_wpp());
+			xps_fill(m + i * psz + 64, psz - 64, 3000 + r, i * xps_wpp() + 8);
 		for (size_t i = 1; i < NB; i += 2)
-			if (xps_cmp(buf + i * psz + 64, psz - 64, 3000 + r, i * xps_wpp()) >= 0)
+			if (xps_cmp(buf + i * psz + 64, psz - 64, 3000 + r, i * xps_wpp() + 8) >= 0)
 				xps_bad(&wr, "round %llu: a write through the foreign mapping is not "
 					"in buffer page %zu", (unsigned long long)r, i);
 		if (xenforeignmemory_unmap(fm, m, NB))
@@ -195,7 +195,7 @@ static void rounds(xenforeignmemory_handle *fm, uint32_t dom, xen_pfn_t *mfn)
 		for (size_t i = 0; i < NB; i++) {
 			uint64_t seed = i % 2 ? 3000 + r : 2000 + r;
 
-			if (xps_cmp(buf + i * psz + 64, psz - 64, seed, i * xps_wpp()) >= 0)
+			if (xps_cmp(buf + i * psz + 64, psz - 64, seed, i * xps_wpp() + 8) >= 0)
 				xps_bad(&wr, "round %llu: buffer page %zu changed after the unmap",
 					(unsigned long long)r, i);
 		}

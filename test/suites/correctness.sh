@@ -19,7 +19,9 @@
 # mremap, mmap, fork and memfd stressors with --verify while a loop unloads
 # and loads the module (batched and sync only).  After each program the
 # kernel log is read and cleared (dmesg -c); WARNING, BUG, Oops, Bad
-# rss-counter or Bad page fail that program's "-kernel-log" check.  With
+# rss-counter or Bad page fail that program's "-kernel-log" check; at the
+# end Xen's console ring (read from Dom0) must show no crash or L1
+# validation error since the start.  With
 # the module loaded its counters are checked too (no failed hypercall;
 # batched both defers and swaps, sync never defers).
 #
@@ -187,7 +189,10 @@ build() {
 	for src in "$SRC"/*.c; do
 		name=$(basename "$src" .c)
 		libs=
-		[ "$name" = foreign ] && libs="-lxenforeignmemory -lxenctrl"
+		case $name in
+		foreign) libs="-lxenforeignmemory -lxenctrl" ;;
+		xen_console) libs=-lxenctrl ;;
+		esac
 		# shellcheck disable=SC2086
 		if ! out=$(gcc $CFLAGS -o "$BIN/$name" "$src" $libs 2>&1); then
 			fail "build-$name" "$(echo "$out" | grep -m1 -E 'error|warning' || echo "$out" | head -n1)"
@@ -326,6 +331,7 @@ kernel_log_check module-config
 t0=$SECONDS
 build
 note "build: $((SECONDS - t0)) s"
+[ -x "$BIN/xen_console" ] && "$BIN/xen_console" clear >/dev/null 2>&1
 run_prog munmap "$BIN/munmap"
 run_prog dontneed "$BIN/dontneed"
 file_tests
@@ -340,6 +346,8 @@ run_prog smp_race "$BIN/smp_race"
 [ "$cfg" != unloaded ] && check_counters
 
 stress
+
+run_prog xen_console "$BIN/xen_console" check
 
 # The configuration still holds at the end.
 if [ "$cfg" = unloaded ]; then
