@@ -27,6 +27,9 @@
  * BATCH L1 entries of a VM_PFNMAP mapping in zap_pte_range(), one trapped
  * and emulated PTE write each on an unmodified PV Dom0.
  *
+ * Dom0 maps its own frames with DOMID_SELF: Xen refuses a request that
+ * names the caller's own domain id as the foreign owner (get_pg_owner()).
+ *
  * Which frames: a PV domain's frames are machine frames (MFNs), which user
  * space cannot list for Dom0 itself, so an untimed discovery pass scans
  * machine frames 0..maximum_ram_page and keeps those Xen lets this domain
@@ -103,6 +106,7 @@ int main(int argc, char **argv)
 	long domid = 0, batch = 1024, runs = 3;
 	unsigned long long max_frames = 0;
 	int machine = 0, c, hvm;
+	uint32_t map_dom;
 	xc_interface *xch;
 	xenforeignmemory_handle *fmem;
 	xc_domaininfo_t info;
@@ -191,6 +195,8 @@ int main(int argc, char **argv)
 		return cannot_run(argv[0], why);
 	}
 	hvm = !!(info.flags & XEN_DOMINF_hvm_guest);
+	/* Domain 0 running this maps its own frames: say so with DOMID_SELF. */
+	map_dom = domid == 0 ? DOMID_SELF : (uint32_t)domid;
 	want = info.tot_pages;
 	if (max_frames && max_frames < want)
 		want = max_frames;
@@ -214,7 +220,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	now(&t0);
-	nframes = discover(fmem, (uint32_t)domid, limit, want, frames);
+	nframes = discover(fmem, map_dom, limit, want, frames);
 	now(&t1);
 	disc_ms = ms_between(&t0, &t1);
 	if (!nframes)
@@ -243,7 +249,7 @@ int main(int argc, char **argv)
 			size_t first = b * (size_t)batch;
 			size_t n = nframes - first < (size_t)batch ? nframes - first : (size_t)batch;
 
-			maps[b] = xenforeignmemory_map(fmem, (uint32_t)domid, PROT_READ, n,
+			maps[b] = xenforeignmemory_map(fmem, map_dom, PROT_READ, n,
 						       &frames[first], err);
 			if (!maps[b]) {
 				fprintf(stderr, "%s: map of batch %zu: %s\n", argv[0], b, strerror(errno));
