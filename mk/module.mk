@@ -1,9 +1,9 @@
 # mk/module.mk - build targets for the xen_ptswap module, included by the
 # top-level Makefile.
 #
-#   make module         build xen_ptswap.ko against $(KDIR)
+#   make module         build xen_ptswap.ko against $(KDIR), and the KUnit
+#                       suite xen_ptswap_kunit.ko if $(KDIR) has CONFIG_KUNIT
 #   make module-clean   remove what `make module` built
-#   make module-ktest   build the KUnit suite test/ktest/xen_ptswap_kunit.ko
 #   make module-dkms-src  copy the DKMS source tree to
 #                       $(DESTDIR)/usr/src/xen-ptswap-<version>, ready
 #                       for `dkms add -m xen-ptswap -v <version>`
@@ -18,17 +18,13 @@ XPS_DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' \
 		      $(XPS_TOP)/dkms.conf)
 XPS_DKMS_SRC := $(DESTDIR)/usr/src/xen-ptswap-$(XPS_DKMS_VERSION)
 
-.PHONY: module module-clean module-ktest module-dkms-src
+.PHONY: module module-clean module-dkms-src
 
 module:
 	$(MAKE) -C $(KDIR) M=$(XPS_TOP) modules
 
 module-clean:
 	$(MAKE) -C $(KDIR) M=$(XPS_TOP) clean
-	$(MAKE) -C $(KDIR) M=$(XPS_TOP)/test/ktest clean
-
-module-ktest:
-	$(MAKE) -C $(KDIR) M=$(XPS_TOP)/test/ktest modules
 
 module-dkms-src:
 	rm -rf $(XPS_DKMS_SRC)

@@ -8,7 +8,9 @@
  * a Xen PV page table (machine frame numbers); the frame number is
  * arbitrary because the rule only looks at flag bits.
  *
- * Run: insmod xen_ptswap_kunit.ko, then read
+ * Built by the top-level Kbuild next to xen_ptswap.ko when the kernel has
+ * CONFIG_KUNIT (kept beside the code it tests, as in-tree KUnit suites
+ * are).  Run: insmod xen_ptswap_kunit.ko, then read
  * /sys/kernel/debug/kunit/xen_ptswap_defer/results (or the kernel log).
  */
 #include <kunit/test.h>
