@@ -4,7 +4,7 @@
  * with MADV_DONTNEED in a loop (pinned with sched_setaffinity(); the two
  * swap CPUs every round), checked with checksums.
  *
- * Checks (4 MiB, 8 rounds each):
+ * Checks (2 MiB, 4 rounds each):
  *  smp-race-shared    memfd pages punched out, then PASSES passes over
  *                     them, each reading a page (a read fault after a zap
  *                     gives a writable, clean PTE) and then writing all of
@@ -24,10 +24,10 @@
 #include <stdatomic.h>
 
 #define MIB (1024 * 1024UL)
-#define LEN (4 * MIB)
-#define ROUNDS 8
+#define LEN (2 * MIB)
+#define ROUNDS 4
 #define CHUNK_PAGES 32
-#define PASSES 6
+#define PASSES 3
 
 static size_t psz, npages;
 static long zaps_total;	/* chunks zapped while writers wrote */
