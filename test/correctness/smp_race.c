@@ -6,9 +6,8 @@
  *
  * Checks (2 MiB, 4 rounds each):
  *  smp-race-shared    memfd pages punched out, then PASSES passes over
- *                     them, each reading a page (a read fault after a zap
- *                     gives a writable, clean PTE) and then writing all of
- *                     it with that pass's data, while being zapped: the
+ *                     them (see write_passes(): reads, then every word of
+ *                     every page, column by column), while being zapped: the
  *                     checksum of pread() equals that of the last pass's
  *                     data, and again after the mapping was released and
  *                     the page cache dropped
@@ -83,17 +82,29 @@ static void zap_stop(struct xps_check *c, struct zapper *z, pthread_t t)
 	zaps_total += atomic_load(&z->zaps);
 }
 
-/* The writer's passes: read each page, then write all of it. */
+/*
+ * The writer's passes, column by column: word 0 of every page (each page
+ * read first: a read fault after a zap gives a writable, clean PTE), then
+ * word 1 of every page, and so on, so that a zap at any moment splits
+ * pages between words written before it and words written after it.
+ */
 static void write_passes(unsigned char *p, uint64_t seed)
 {
 	volatile unsigned char sink = 0;
+	size_t wpp = xps_wpp();
 
-	for (uint64_t pass = 0; pass < PASSES; pass++)
-		for (size_t i = 0; i < npages; i++) {
-			sink += p[i * psz];
-			xps_fill(p + i * psz, psz, seed + 1000 * (PASSES - 1 - pass),
-				 i * xps_wpp());
-		}
+	for (uint64_t pass = 0; pass < PASSES; pass++) {
+		uint64_t s = seed + 1000 * (PASSES - 1 - pass);
+
+		for (size_t j = 0; j < wpp; j++)
+			for (size_t i = 0; i < npages; i++) {
+				volatile uint64_t *w = (uint64_t *)(p + i * psz);
+
+				if (!j)
+					sink += *(volatile unsigned char *)w;
+				w[j] = xps_word(s, i * wpp + j);
+			}
+	}
 	(void)sink;
 }
 
@@ -150,7 +161,7 @@ static void shared(void)
 static void private_anon(void)
 {
 	struct xps_check c;
-	size_t wpp = xps_wpp(), partial = 0;
+	size_t wpp = xps_wpp(), partial = 0, zeroed = 0;
 	unsigned char *p;
 	struct zapper z;
 	pthread_t t;
@@ -171,8 +182,8 @@ static void private_anon(void)
 
 			while (k < wpp && w[k] == 0)
 				k++;
-			if (k > 0 && k < wpp)
-				partial++;
+			partial += k > 0 && k < wpp;
+			zeroed += k == wpp;
 			if (xps_cmp(p + i * psz + k * 8, (wpp - k) * 8, seed, i * wpp + k) >= 0) {
 				xps_bad(&c, "round %d page %zu: after %zu zero words the data is "
 					"not what was written", r, i, k);
@@ -180,8 +191,9 @@ static void private_anon(void)
 			}
 		}
 	}
-	fprintf(stderr, "smp_race: %zu pages were zapped while being written; "
-		"%ld chunks of %d pages zapped in all\n", partial, zaps_total, CHUNK_PAGES);
+	fprintf(stderr, "smp_race: private: %zu pages zapped while their last pass wrote "
+		"them, %zu after it, of %d; %ld chunks of %d pages zapped in all\n",
+		partial, zeroed, ROUNDS * (int)npages, zaps_total, CHUNK_PAGES);
 	munmap(p, LEN);
 	xps_end(&c);
 }
