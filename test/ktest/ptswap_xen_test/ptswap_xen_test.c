@@ -25,6 +25,7 @@
 #include <linux/module.h>
 #include <linux/pgtable.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -55,7 +56,7 @@ MODULE_PARM_DESC(race_swaps, "swaps while another vCPU sets A/D, at least 1 (def
 #define PREEMPT_TRIES	3	/* batch sizes tried until Xen preempts one */
 #define HANDSHAKES	16	/* A/D round trips with the other vCPU */
 #define PTE_AD		((u64)(_PAGE_ACCESSED | _PAGE_DIRTY))
-#define PTE_XEN_RESERVED BIT_ULL(62)	/* Xen's _PAGE_GNTTAB: never valid in a guest L1 entry */
+#define PTE_RESERVED_BIT 51	/* a physical-address bit, reserved if MAXPHYADDR < 52 */
 #define RESULTS_SIZE	8192
 #define WHY_SIZE	200
 
@@ -388,19 +389,25 @@ static bool check_refuse_unowned_frame(struct slots *s, char *why)
 
 	if (max <= 0)
 		return FAIL(why, "cannot run because XENMEM_maximum_ram_page failed (%ld)", max);
-	/* The highest RAM frame that is not Dom0's: free, or Xen's own. */
-	for (mfn = max - 1; mfn > max - 1 - 65536 && mfn; mfn--)
+	/*
+	 * The highest frame that neither Dom0's P2M maps to nor its identity
+	 * map covers: free, or Xen's own.  Below 1 MiB is I/O for Dom0.
+	 */
+	for (mfn = max - 1; mfn >= SZ_1M >> PAGE_SHIFT; mfn--)
 		if (mfn_to_pfn(mfn) == ~0UL)
 			break;
-	if (mfn_to_pfn(mfn) != ~0UL)
-		return FAIL(why, "cannot run because the top 65536 frames all belong to Dom0");
+	if (mfn < SZ_1M >> PAGE_SHIFT)
+		return FAIL(why, "cannot run because every frame below %#lx is Dom0's", max);
 	pr_info("frame not owned by Dom0: %#lx (max_page %#lx)\n", mfn, max);
 	return check_refused(s, entry_with_mfn(entry_read(s, 3) & ~(u64)_PAGE_RW, mfn), why);
 }
 
 static bool check_refuse_reserved_bit(struct slots *s, char *why)
 {
-	return check_refused(s, entry_read(s, 3) | PTE_XEN_RESERVED, why);
+	if (boot_cpu_data.x86_phys_bits > PTE_RESERVED_BIT)
+		return FAIL(why, "cannot run because MAXPHYADDR is %u: bit %u is not reserved",
+			    boot_cpu_data.x86_phys_bits, PTE_RESERVED_BIT);
+	return check_refused(s, entry_read(s, 3) | BIT_ULL(PTE_RESERVED_BIT), why);
 }
 
 /* An L2, L3 or L4 entry: -EINVAL and nothing changed. */
@@ -457,9 +464,9 @@ static bool check_plain_frame(struct slots *unused, char *why)
 		return FAIL(why, "cannot run because no memory");
 	word = (u64 *)page_address(page) + 5;
 	maddr = arbitrary_virt_to_machine(word).maddr;
-	/* An entry validation would refuse: reserved bit, writable map of a Dom0 frame. */
+	/* An entry validation would refuse: a reserved address bit set. */
 	unchecked = ((u64)data_mfn[0] << PAGE_SHIFT) | _PAGE_PRESENT | _PAGE_RW |
-		    PTE_XEN_RESERVED;
+		    BIT_ULL(PTE_RESERVED_BIT);
 	WRITE_ONCE(*word, 0x0123456789abcdefULL);
 	val = unchecked;
 	rc = swap_one(maddr, &val, &done);
@@ -883,7 +890,7 @@ static const struct {
 	{ "refuse-writable-pt-frame", check_refuse_pt_frame_rw },
 	{ "refuse-domid-xen-frame", check_refuse_xen_frame },
 	{ "refuse-unowned-frame", check_refuse_unowned_frame },
-	{ "refuse-reserved-bit", check_refuse_reserved_bit },
+	{ "refuse-reserved-address-bit", check_refuse_reserved_bit },
 	{ "l2-target-einval", check_l2 },
 	{ "l3-target-einval", check_l3 },
 	{ "l4-target-einval", check_l4 },
