@@ -6,8 +6,9 @@
  *
  * Checks (2 MiB, 4 rounds each):
  *  smp-race-shared    memfd pages punched out, then PASSES passes over
- *                     them (see write_passes(): reads, then every word of
- *                     every page, column by column), while being zapped: the
+ *                     them, each reading a page (a read fault after a zap
+ *                     gives a writable, clean PTE) and then writing all of
+ *                     it with that pass's data, while being zapped: the
  *                     checksum of pread() equals that of the last pass's
  *                     data, and again after the mapping was released and
  *                     the page cache dropped
@@ -82,29 +83,17 @@ static void zap_stop(struct xps_check *c, struct zapper *z, pthread_t t)
 	zaps_total += atomic_load(&z->zaps);
 }
 
-/*
- * The writer's passes, column by column: word 0 of every page (each page
- * read first: a read fault after a zap gives a writable, clean PTE), then
- * word 1 of every page, and so on, so that a zap at any moment splits
- * pages between words written before it and words written after it.
- */
+/* The writer's passes: read each page, then write all of it. */
 static void write_passes(unsigned char *p, uint64_t seed)
 {
 	volatile unsigned char sink = 0;
-	size_t wpp = xps_wpp();
 
-	for (uint64_t pass = 0; pass < PASSES; pass++) {
-		uint64_t s = seed + 1000 * (PASSES - 1 - pass);
-
-		for (size_t j = 0; j < wpp; j++)
-			for (size_t i = 0; i < npages; i++) {
-				volatile uint64_t *w = (uint64_t *)(p + i * psz);
-
-				if (!j)
-					sink += *(volatile unsigned char *)w;
-				w[j] = xps_word(s, i * wpp + j);
-			}
-	}
+	for (uint64_t pass = 0; pass < PASSES; pass++)
+		for (size_t i = 0; i < npages; i++) {
+			sink += p[i * psz];
+			xps_fill(p + i * psz, psz, seed + 1000 * (PASSES - 1 - pass),
+				 i * xps_wpp());
+		}
 	(void)sink;
 }
 
