@@ -75,6 +75,7 @@ if [ "$xen" = patched ]; then
 fi
 
 cp -r test/ktest/$MOD "$T/" || { fail module-builds "cannot copy the sources"; exit 1; }
+start=$(date +%s)
 if make -C "/lib/modules/$(uname -r)/build" M="$T/$MOD" XPS_INCLUDE="$REPO/include" \
 	modules >"$T/build.log" 2>&1; then
 	if grep -q 'warning:' "$T/build.log"; then
@@ -82,6 +83,7 @@ if make -C "/lib/modules/$(uname -r)/build" M="$T/$MOD" XPS_INCLUDE="$REPO/inclu
 	else
 		pass module-builds
 	fi
+	echo "info: building the module in Dom0 took $(($(date +%s) - start)) s"
 else
 	fail module-builds "$(grep -m1 -E 'error|Error' "$T/build.log")"
 	exit 1
