@@ -81,28 +81,36 @@ xpvec() {
 		print ($(v + 2) == "" ? 0 : $(v + 2)); f = 1 } END { if (!f) print 0 }' "$1"
 }
 
-snap_stats() {
-	if [ -r "$STATS" ]; then cat "$STATS" >"$1"; else : >"$1"; fi
+# stats_load FILE: the counters of a copy of the stats file (or of the
+# file itself) into SV[name], with bash builtins only (no process: the
+# 100-cycle loop reads them every cycle).
+declare -A SV
+stats_load() {
+	local k v
+
+	SV=()
+	[ -r "$1" ] || return 0
+	while read -r k v; do
+		SV[$k]=$v
+	done <"$1"
 }
 
-# stats_consistent FILE: calls equals the sum of the classes.
+# stats_consistent: in SV, calls equals the sum of the classes.
 stats_consistent() {
-	local f=$1 sum
-
-	sum=$(($(st "$f" unpinned) + $(st "$f" none) + $(st "$f" deferred) +
-		$(st "$f" swapped) + $(st "$f" fallbacks)))
-	[ "$(st "$f" calls)" -eq "$sum" ] &&
-		[ "$(st "$f" hcall_errors)" -eq "$(st "$f" fallbacks)" ]
+	[ "${SV[calls]:-0}" -eq $((${SV[unpinned]:-0} + ${SV[none]:-0} +
+		${SV[deferred]:-0} + ${SV[swapped]:-0} + ${SV[fallbacks]:-0})) ] &&
+		[ "${SV[hcall_errors]:-0}" -eq "${SV[fallbacks]:-0}" ]
 }
 
-# Counters are summed over CPUs without a lock: read until a quiet moment
-# gives a consistent copy (other processes may be clearing PTEs).
+# stats_settle: load the live counters into SV.  They are summed over the
+# CPUs without a lock, so read until a quiet moment gives a consistent
+# copy (other processes may be clearing PTEs meanwhile).
 stats_settle() {
 	local i
 
-	for i in $(seq 1 50); do
-		snap_stats "$1"
-		stats_consistent "$1" && return 0
+	for i in {1..50}; do
+		stats_load "$STATS"
+		stats_consistent && return 0
 	done
 	return 1
 }
@@ -396,12 +404,11 @@ check_cycles() {
 			why="cycle $i: helper: $(cat "$T/cyc.err")"
 			bad=1
 		fi
-		if ! stats_settle "$T/cyc.st"; then
-			why="cycle $i: counters never consistent: $(tr '\n' ' ' <"$T/cyc.st")"
+		if ! stats_settle; then
+			why="cycle $i: counters never consistent: $(cat "$STATS")"
 			bad=1
-		elif [ "$(st "$T/cyc.st" calls)" -lt 1024 ] ||
-			[ "$(st "$T/cyc.st" hcall_errors)" -ne 0 ]; then
-			why="cycle $i: counters: $(tr '\n' ' ' <"$T/cyc.st")"
+		elif [ "${SV[calls]:-0}" -lt 1024 ] || [ "${SV[hcall_errors]:-0}" -ne 0 ]; then
+			why="cycle $i: counters: $(cat "$STATS")"
 			bad=1
 		fi
 		if ! rmmod xen_ptswap 2>"$T/cyc.err"; then
@@ -410,6 +417,7 @@ check_cycles() {
 			break
 		fi
 		[ $bad = 1 ] && break
+		[ $((i % 20)) -eq 0 ] && info "cycles: $i done"
 	done
 	for pid in "${bg_pids[@]}"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -426,7 +434,6 @@ check_cycles() {
 	else
 		fail cycles-100-load-use-unload "$why"
 	fi
-	info "cycles: $((i)) done"
 	dmesg_clean cycles-no-oops-or-warning
 }
 
