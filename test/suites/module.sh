@@ -63,12 +63,6 @@ dmesg_clean() {
 	fi
 }
 
-# st FILE NAME: a counter from a saved copy of the debugfs stats file.
-st() { awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$1"; }
-
-# stdelta PREFIX NAME: a counter's growth from PREFIX.st0 to PREFIX.st1.
-stdelta() { echo $(($(st "$1.st1" "$2") - $(st "$1.st0" "$2"))); }
-
 # xp FILE NAME: the total of a xenperf counter from a saved `xenperf -f`.
 xp() {
 	awk -v n="$2" 'index($0, n " ") == 1 { sub(/.*T= */, ""); print $1; f = 1 }
@@ -93,6 +87,16 @@ stats_load() {
 	while read -r k v; do
 		SV[$k]=$v
 	done <"$1"
+}
+
+# stdelta PREFIX NAME: a counter's growth from PREFIX.st0 to PREFIX.st1.
+stdelta() {
+	local before
+
+	stats_load "$1.st0"
+	before=${SV[$2]:-0}
+	stats_load "$1.st1"
+	echo $((${SV[$2]:-0} - before))
 }
 
 # stats_consistent: in SV, calls equals the sum of the classes.
