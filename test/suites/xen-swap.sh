@@ -76,7 +76,16 @@ fi
 
 cp -r test/ktest/$MOD "$T/" || { fail module-builds "cannot copy the sources"; exit 1; }
 start=$(date +%s)
-if make -C "/lib/modules/$(uname -r)/build" M="$T/$MOD" XPS_INCLUDE="$REPO/include" \
+if [ -f "${XPS_KTEST:-/nonexistent}/$MOD.ko" ]; then
+	# The lab built it on the host against this kernel (kbuild under
+	# QEMU's software CPU takes many minutes); its log is beside it.
+	cp "$XPS_KTEST/$MOD.ko" "$T/$MOD/" || { fail module-builds "cannot copy $XPS_KTEST/$MOD.ko"; exit 1; }
+	if grep -q 'warning:' "$XPS_KTEST/$MOD.build.log"; then
+		fail module-builds "$(grep -m1 'warning:' "$XPS_KTEST/$MOD.build.log")"
+	else
+		pass module-builds
+	fi
+elif make -C "/lib/modules/$(uname -r)/build" M="$T/$MOD" XPS_INCLUDE="$REPO/include" \
 	modules >"$T/build.log" 2>&1; then
 	if grep -q 'warning:' "$T/build.log"; then
 		fail module-builds "$(grep -m1 'warning:' "$T/build.log")"
