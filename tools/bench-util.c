@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+// SPDX-License-Identifier: MIT
 /*
  * bench-util.c - helpers shared by the xen-ptswap benchmarks (see
  * bench-util.h for what each one does and why).
@@ -16,6 +16,66 @@
 #include <sys/wait.h>
 
 extern char **environ;
+
+const struct option bench_hook_longopts[] = {
+	{ "pre", required_argument, NULL, 'P' },
+	{ "post", required_argument, NULL, 'Q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void bench_usage(const char *prog, const struct bench_cli *cli, FILE *f)
+{
+	fprintf(f, "usage: %s %s", prog, cli->usage);
+}
+
+int bench_getopt(int argc, char **argv, struct bench_cli *cli)
+{
+	int c;
+
+	for (;;) {
+		c = getopt_long(argc, argv, cli->optstring, cli->longopts, NULL);
+		switch (c) {
+		case 's':
+			if (parse_size(optarg, &cli->size) || cli->size == 0) {
+				fprintf(stderr, "%s: bad size '%s'\n", argv[0], optarg);
+				exit(2);
+			}
+			break;
+		case 'r':
+			cli->runs = strtol(optarg, NULL, 10);
+			if (cli->runs < 1 || cli->runs > cli->max_runs) {
+				fprintf(stderr, "%s: bad run count '%s'\n", argv[0], optarg);
+				exit(2);
+			}
+			break;
+		case 'm':
+			cli->machine = 1;
+			break;
+		case 'P':
+			cli->pre = optarg;
+			break;
+		case 'Q':
+			cli->post = optarg;
+			break;
+		case 'h':
+			bench_usage(argv[0], cli, stdout);
+			exit(0);
+		case '?':
+		case ':':
+			bench_usage(argv[0], cli, stderr);
+			exit(2);
+		case -1:
+			if (optind != argc) {
+				bench_usage(argv[0], cli, stderr);
+				exit(2);
+			}
+			return -1;
+		default:
+			return c;
+		}
+	}
+}
 
 int parse_size(const char *s, uint64_t *out)
 {
@@ -90,7 +150,7 @@ int thp_disable_range(void *addr, size_t len)
 #else
 	(void)addr;
 	(void)len;
-	errno = ENOSYS;
+	errno = EINVAL;	/* what madvise() says of advice it does not know */
 	return -1;
 #endif
 }
@@ -114,7 +174,7 @@ long long anon_huge_bytes(void)
 int run_hook(const char *cmd, int run, const char *phase)
 {
 	char runbuf[32];
-	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	char *const argv[] = { "sh", "-c", (char *)cmd, NULL };
 	pid_t pid;
 	int status, err;
 

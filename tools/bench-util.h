@@ -11,12 +11,70 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 /* Exit status for "this program cannot run here" (automake's skip code). */
 #define BENCH_EXIT_CANNOT_RUN	77
+
+/**
+ * struct bench_cli - the command line of one benchmark, for bench_getopt()
+ * @optstring: short options as for getopt(); those of "s:r:mh" among them
+ *	are handled by bench_getopt() itself
+ * @longopts: long options as for getopt_long(), or NULL for none; values
+ *	's', 'r', 'm', 'h', 'P' (--pre CMD) and 'Q' (--post CMD) are handled
+ *	by bench_getopt() itself (see bench_hook_longopts)
+ * @usage: the usage text after "usage: PROG ": the options, then indented
+ *	lines saying what the program does, each line ending in "\n"
+ * @max_runs: the largest RUNS that -r accepts
+ * @size: -s SIZE in bytes, K/M/G suffixes (parse_size()); holds the default
+ *	until then
+ * @runs: -r RUNS; holds the default until then
+ * @machine: set to 1 by -m: machine-readable output
+ * @pre: CMD of --pre CMD, NULL if not given
+ * @post: CMD of --post CMD, NULL if not given
+ */
+struct bench_cli {
+	const char *optstring;
+	const struct option *longopts;
+	const char *usage;
+	long max_runs;
+	uint64_t size;
+	long runs;
+	int machine;
+	const char *pre;
+	const char *post;
+};
+
+/* Long options of a program that has only the shared ones: --pre, --post, --help. */
+extern const struct option bench_hook_longopts[];
+
+/**
+ * bench_getopt() - getopt_long() plus the options every benchmark shares
+ * @argc: main()'s argc
+ * @argv: main()'s argv; argv[0] names the program in messages
+ * @cli: the program's options; bench_getopt() stores what the shared
+ *	options say in @cli->size, @cli->runs, @cli->machine, @cli->pre and
+ *	@cli->post
+ *
+ * Call it in a loop as getopt_long() and handle the options it returns in
+ * a switch; optarg is set as by getopt_long().  It handles -s, -r, -m,
+ * --pre and --post itself and does not return them.
+ *
+ * Exits instead of returning for -h or --help (usage on stdout, status 0),
+ * for an unknown option or a missing argument (getopt's message, then usage
+ * on stderr, status 2), for a bad -s or -r ("PROG: bad size 'ARG'" or
+ * "PROG: bad run count 'ARG'" on stderr, status 2: a size must not be 0,
+ * RUNS must be 1 to @cli->max_runs), and, once the options end, for any
+ * argument left over (usage on stderr, status 2).
+ *
+ * Return: the next option the program handles itself, or -1 once every
+ * option has been read.
+ */
+int bench_getopt(int argc, char **argv, struct bench_cli *cli);
 
 /* Parse "256M", "4G", "65536" (bytes); returns 0 on success, -1 on error. */
 int parse_size(const char *s, uint64_t *out);

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+// SPDX-License-Identifier: MIT
 /*
  * conc-bench.c - K callers clearing PTEs at once: how per-caller time
  * changes with 1, 2, 4 concurrent madvise(MADV_DONTNEED) or munmap() calls.
@@ -166,81 +166,68 @@ static int parse_ks(const char *s, int *ks, int *nk)
 	return *nk ? 0 : -1;
 }
 
-static void usage(const char *prog, FILE *f)
+/*
+ * Which of two words @arg is: 0 for @word0, 1 for @word1.  Anything else
+ * exits with status 2 after "PROG: unknown WHAT 'ARG'" on stderr.
+ */
+static int word_arg(const char *prog, const char *what, const char *arg,
+		    const char *word0, const char *word1)
 {
-	fprintf(f,
-		"usage: %s [-s SIZE] [-k 1,2,4] [-r RUNS] [-o dontneed|munmap] [-t procs|threads] [-m]\n"
-		"  K callers each clear SIZE of touched anonymous memory at once;\n"
-		"  prints mean per-caller milliseconds and the change against K=1\n",
-		prog);
+	if (!strcmp(arg, word1))
+		return 1;
+	if (strcmp(arg, word0)) {
+		fprintf(stderr, "%s: unknown %s '%s'\n", prog, what, arg);
+		exit(2);
+	}
+	return 0;
 }
+
+/* The usage text, after "usage: PROG " (see bench_getopt()). */
+static const char usage[] =
+	"[-s SIZE] [-k 1,2,4] [-r RUNS] [-o dontneed|munmap] [-t procs|threads] [-m]\n"
+	"  K callers each clear SIZE of touched anonymous memory at once;\n"
+	"  prints mean per-caller milliseconds and the change against K=1\n";
 
 int main(int argc, char **argv)
 {
-	int ks[MAX_KS] = { 1, 2, 4 }, nk = 3, machine = 0, threads = 0, munmap_op = 0, c;
-	uint64_t size = 64ULL << 20;
-	long runs = 3, psize = sysconf(_SC_PAGESIZE);
+	struct bench_cli cli = {
+		.optstring = "s:k:r:o:t:mh", .usage = usage,
+		.size = 64ULL << 20, .runs = 3, .max_runs = 10000,
+	};
+	int ks[MAX_KS] = { 1, 2, 4 }, nk = 3, threads = 0, munmap_op = 0, c;
+	uint64_t size;
+	long runs, psize = sysconf(_SC_PAGESIZE);
 	double means[MAX_KS], base = 0;
 	struct shared *sh;
 	char hs[32];
 
-	while ((c = getopt(argc, argv, "s:k:r:o:t:mh")) != -1) {
+	while ((c = bench_getopt(argc, argv, &cli)) != -1) {
 		switch (c) {
-		case 's':
-			if (parse_size(optarg, &size) || size == 0) {
-				fprintf(stderr, "%s: bad size '%s'\n", argv[0], optarg);
-				return 2;
-			}
-			break;
 		case 'k':
 			if (parse_ks(optarg, ks, &nk)) {
-				fprintf(stderr, "%s: bad caller list '%s' (1..%d, comma-separated)\n",
+				fprintf(stderr,
+					"%s: bad caller list '%s' (1..%d, comma-separated)\n",
 					argv[0], optarg, MAX_CALLERS);
 				return 2;
 			}
 			break;
-		case 'r':
-			runs = strtol(optarg, NULL, 10);
-			if (runs < 1 || runs > 10000) {
-				fprintf(stderr, "%s: bad run count '%s'\n", argv[0], optarg);
-				return 2;
-			}
-			break;
 		case 'o':
-			if (!strcmp(optarg, "munmap")) {
+			if (word_arg(argv[0], "op", optarg, "dontneed", "munmap"))
 				munmap_op = 1;
-			} else if (strcmp(optarg, "dontneed")) {
-				fprintf(stderr, "%s: unknown op '%s'\n", argv[0], optarg);
-				return 2;
-			}
 			break;
 		case 't':
-			if (!strcmp(optarg, "threads")) {
+			if (word_arg(argv[0], "mode", optarg, "procs", "threads"))
 				threads = 1;
-			} else if (strcmp(optarg, "procs")) {
-				fprintf(stderr, "%s: unknown mode '%s'\n", argv[0], optarg);
-				return 2;
-			}
 			break;
-		case 'm':
-			machine = 1;
-			break;
-		case 'h':
-			usage(argv[0], stdout);
-			return 0;
-		default:
-			usage(argv[0], stderr);
-			return 2;
 		}
 	}
-	if (optind != argc) {
-		usage(argv[0], stderr);
-		return 2;
-	}
+	size = cli.size;
+	runs = cli.runs;
 	if (psize <= 0)
 		psize = 4096;
 	if (size % (uint64_t)psize) {
-		fprintf(stderr, "%s: size is not a multiple of the page size %ld\n", argv[0], psize);
+		fprintf(stderr, "%s: size is not a multiple of the page size %ld\n",
+			argv[0], psize);
 		return 2;
 	}
 	thp_disable_process();	/* inherited by the forked callers */
@@ -250,12 +237,13 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
-	if (!machine)
-		printf("%s: %s of %s (%llu pages) per caller, %s, %ld run(s) per K, %ld CPU(s) online\n",
-		       argv[0], munmap_op ? "munmap()" : "madvise(MADV_DONTNEED)",
-		       human_size(size, hs, sizeof(hs)),
-		       (unsigned long long)(size / psize), threads ? "threads" : "processes",
-		       runs, sysconf(_SC_NPROCESSORS_ONLN));
+	if (!cli.machine)
+		fprintf(stdout,
+			"%s: %s of %s (%llu pages) per caller, %s, %ld run(s) per K, %ld CPU(s) online\n",
+			argv[0], munmap_op ? "munmap()" : "madvise(MADV_DONTNEED)",
+			human_size(size, hs, sizeof(hs)),
+			(unsigned long long)(size / psize), threads ? "threads" : "processes",
+			runs, sysconf(_SC_NPROCESSORS_ONLN));
 
 	for (int j = 0; j < nk; j++) {
 		int k = ks[j];
@@ -273,7 +261,7 @@ int main(int argc, char **argv)
 			for (int i = 0; i < k; i++) {
 				double v = sh->ms[i];
 
-				if (machine)
+				if (cli.machine)
 					printf("result k=%d run=%ld caller=%d pages=%llu ms=%.3f\n",
 					       k, r + 1, i, (unsigned long long)(size / psize), v);
 				if (!n || v < mn)
@@ -287,11 +275,12 @@ int main(int argc, char **argv)
 		means[j] = sum / (double)n;
 		if (j == 0)
 			base = means[0];
-		if (machine) {
-			printf("summary k=%d mode=%s op=%s pages=%llu mean_ms=%.3f median_ms=%.3f min_ms=%.3f max_ms=%.3f change_pct=%.1f\n",
-			       k, threads ? "threads" : "procs", munmap_op ? "munmap" : "dontneed",
-			       (unsigned long long)(size / psize), means[j], median(all, n), mn, mx,
-			       base > 0 ? (means[j] - base) * 100.0 / base : 0.0);
+		if (cli.machine) {
+			fprintf(stdout,
+				"summary k=%d mode=%s op=%s pages=%llu mean_ms=%.3f median_ms=%.3f min_ms=%.3f max_ms=%.3f change_pct=%.1f\n",
+				k, threads ? "threads" : "procs", munmap_op ? "munmap" : "dontneed",
+				(unsigned long long)(size / psize), means[j], median(all, n),
+				mn, mx, base > 0 ? (means[j] - base) * 100.0 / base : 0.0);
 		} else {
 			if (j == 0)
 				printf("%8s %14s %12s %10s %10s %12s\n", "callers", "mean ms/call",

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+// SPDX-License-Identifier: MIT
 /*
  * foreign-bench.c - map a domain's frames read-only in batches, then unmap
  * every batch: the PTE-clearing half of a migration sender's profile.
@@ -57,14 +57,11 @@
 
 #define DISCOVERY_CHUNK	4096
 
-static void usage(const char *prog, FILE *f)
-{
-	fprintf(f,
-		"usage: %s [-d DOMID] [-b BATCH] [-n FRAMES] [-r RUNS] [-m] [--pre CMD] [--post CMD]\n"
-		"  map a domain's frames read-only in batches with libxenforeignmemory,\n"
-		"  then unmap every batch; prints map and unmap milliseconds\n",
-		prog);
-}
+/* The usage text, after "usage: PROG " (see bench_getopt()). */
+static const char usage[] =
+	"[-d DOMID] [-b BATCH] [-n FRAMES] [-r RUNS] [-m] [--pre CMD] [--post CMD]\n"
+	"  map a domain's frames read-only in batches with libxenforeignmemory,\n"
+	"  then unmap every batch; prints map and unmap milliseconds\n";
 
 static int cannot_run(const char *prog, const char *why)
 {
@@ -84,7 +81,8 @@ static size_t discover(xenforeignmemory_handle *fmem, uint32_t domid,
 	size_t found = 0;
 
 	for (uint64_t base = 0; base < limit && found < want; base += DISCOVERY_CHUNK) {
-		size_t n = (size_t)((limit - base) < DISCOVERY_CHUNK ? (limit - base) : DISCOVERY_CHUNK);
+		size_t n = (size_t)((limit - base) < DISCOVERY_CHUNK ? (limit - base)
+								     : DISCOVERY_CHUNK);
 		void *p;
 
 		for (size_t i = 0; i < n; i++)
@@ -103,9 +101,9 @@ static size_t discover(xenforeignmemory_handle *fmem, uint32_t domid,
 
 int main(int argc, char **argv)
 {
-	long domid = 0, batch = 1024, runs = 3;
+	long domid = 0, batch = 1024, runs;
 	unsigned long long max_frames = 0;
-	int machine = 0, c, hvm;
+	int c, hvm;
 	uint32_t map_dom;
 	xc_interface *xch;
 	xenforeignmemory_handle *fmem;
@@ -118,15 +116,12 @@ int main(int argc, char **argv)
 	double *map_ms, *unmap_ms, disc_ms;
 	struct timespec t0, t1, t2;
 
-	static const struct option longopts[] = {
-		{ "pre", required_argument, NULL, 'P' },
-		{ "post", required_argument, NULL, 'Q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	struct bench_cli cli = {
+		.optstring = "d:b:n:r:mh", .longopts = bench_hook_longopts, .usage = usage,
+		.runs = 3, .max_runs = 10000,
 	};
-	const char *pre = NULL, *post = NULL;
 
-	while ((c = getopt_long(argc, argv, "d:b:n:r:mh", longopts, NULL)) != -1) {
+	while ((c = bench_getopt(argc, argv, &cli)) != -1) {
 		switch (c) {
 		case 'd':
 			domid = strtol(optarg, NULL, 0);
@@ -149,41 +144,17 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'r':
-			runs = strtol(optarg, NULL, 10);
-			if (runs < 1 || runs > 10000) {
-				fprintf(stderr, "%s: bad run count '%s'\n", argv[0], optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			machine = 1;
-			break;
-		case 'P':
-			pre = optarg;
-			break;
-		case 'Q':
-			post = optarg;
-			break;
-		case 'h':
-			usage(argv[0], stdout);
-			return 0;
-		default:
-			usage(argv[0], stderr);
-			return 2;
 		}
 	}
-	if (optind != argc) {
-		usage(argv[0], stderr);
-		return 2;
-	}
+	runs = cli.runs;
 
 	if (access("/dev/xen/privcmd", R_OK | W_OK))
-		return cannot_run(argv[0], "no usable /dev/xen/privcmd (not a Xen domain, "
-				  "or the xen_privcmd driver is not loaded; needs root in Dom0)");
+		return cannot_run(argv[0],
+				  "no usable /dev/xen/privcmd (not a Xen domain, or the xen_privcmd driver is not loaded; needs root in Dom0)");
 	xch = xc_interface_open(NULL, NULL, 0);
 	if (!xch)
-		return cannot_run(argv[0], "xc_interface_open failed (needs root in a Xen control domain)");
+		return cannot_run(argv[0],
+				  "xc_interface_open failed (needs root in a Xen control domain)");
 	fmem = xenforeignmemory_open(NULL, 0);
 	if (!fmem)
 		return cannot_run(argv[0], "xenforeignmemory_open failed");
@@ -234,12 +205,12 @@ int main(int argc, char **argv)
 		perror("calloc");
 		return 1;
 	}
-	if (!machine)
-		printf("%s: domain %ld (%s, %llu pages): %zu frames found in %s frames 0..%llu "
-		       "(untimed discovery, %.0f ms); %ld run(s) of map + unmap in %zu batches of %ld\n",
-		       argv[0], domid, hvm ? "HVM" : "PV", (unsigned long long)info.tot_pages,
-		       nframes, hvm ? "guest" : "machine", (unsigned long long)limit - 1,
-		       disc_ms, runs, nbatches, batch);
+	if (!cli.machine)
+		fprintf(stdout,
+			"%s: domain %ld (%s, %llu pages): %zu frames found in %s frames 0..%llu (untimed discovery, %.0f ms); %ld run(s) of map + unmap in %zu batches of %ld\n",
+			argv[0], domid, hvm ? "HVM" : "PV", (unsigned long long)info.tot_pages,
+			nframes, hvm ? "guest" : "machine", (unsigned long long)limit - 1,
+			disc_ms, runs, nbatches, batch);
 
 	for (long r = 0; r < runs; r++) {
 		size_t failed = 0;
@@ -247,12 +218,14 @@ int main(int argc, char **argv)
 		now(&t0);
 		for (size_t b = 0; b < nbatches; b++) {
 			size_t first = b * (size_t)batch;
-			size_t n = nframes - first < (size_t)batch ? nframes - first : (size_t)batch;
+			size_t n = nframes - first < (size_t)batch ? nframes - first
+								   : (size_t)batch;
 
 			maps[b] = xenforeignmemory_map(fmem, map_dom, PROT_READ, n,
 						       &frames[first], err);
 			if (!maps[b]) {
-				fprintf(stderr, "%s: map of batch %zu: %s\n", argv[0], b, strerror(errno));
+				fprintf(stderr, "%s: map of batch %zu: %s\n",
+					argv[0], b, strerror(errno));
 				return 1;
 			}
 			for (size_t i = 0; i < n; i++)
@@ -260,36 +233,40 @@ int main(int argc, char **argv)
 		}
 		now(&t1);
 		map_ms[r] = ms_between(&t0, &t1);
-		if (pre && run_hook(pre, (int)r + 1, "pre") != 0)
+		if (cli.pre && run_hook(cli.pre, (int)r + 1, "pre") != 0)
 			fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
 		now(&t1);
 		for (size_t b = 0; b < nbatches; b++) {
 			size_t first = b * (size_t)batch;
-			size_t n = nframes - first < (size_t)batch ? nframes - first : (size_t)batch;
+			size_t n = nframes - first < (size_t)batch ? nframes - first
+								   : (size_t)batch;
 
 			if (xenforeignmemory_unmap(fmem, maps[b], n)) {
-				fprintf(stderr, "%s: unmap of batch %zu: %s\n", argv[0], b, strerror(errno));
+				fprintf(stderr, "%s: unmap of batch %zu: %s\n",
+					argv[0], b, strerror(errno));
 				return 1;
 			}
 		}
 		now(&t2);
-		if (post && run_hook(post, (int)r + 1, "post") != 0)
+		if (cli.post && run_hook(cli.post, (int)r + 1, "post") != 0)
 			fprintf(stderr, "%s: warning: --post hook failed\n", argv[0]);
 		unmap_ms[r] = ms_between(&t1, &t2);
-		if (machine)
-			printf("result domid=%ld frames=%zu batch=%ld run=%ld map_ms=%.3f unmap_ms=%.3f total_ms=%.3f failed=%zu\n",
-			       domid, nframes, batch, r + 1, map_ms[r], unmap_ms[r],
-			       map_ms[r] + unmap_ms[r], failed);
+		if (cli.machine)
+			fprintf(stdout,
+				"result domid=%ld frames=%zu batch=%ld run=%ld map_ms=%.3f unmap_ms=%.3f total_ms=%.3f failed=%zu\n",
+				domid, nframes, batch, r + 1, map_ms[r], unmap_ms[r],
+				map_ms[r] + unmap_ms[r], failed);
 		else
 			printf("run %ld: map %.3f ms, unmap %.3f ms, total %.3f ms%s\n", r + 1,
 			       map_ms[r], unmap_ms[r], map_ms[r] + unmap_ms[r],
 			       failed ? " (some frames failed to map)" : "");
 		fflush(stdout);
 	}
-	if (machine)
-		printf("summary domid=%ld frames=%zu batch=%ld runs=%ld map_median_ms=%.3f unmap_median_ms=%.3f\n",
-		       domid, nframes, batch, runs, median(map_ms, (size_t)runs),
-		       median(unmap_ms, (size_t)runs));
+	if (cli.machine)
+		fprintf(stdout,
+			"summary domid=%ld frames=%zu batch=%ld runs=%ld map_median_ms=%.3f unmap_median_ms=%.3f\n",
+			domid, nframes, batch, runs, median(map_ms, (size_t)runs),
+			median(unmap_ms, (size_t)runs));
 	else
 		printf("median: map %.3f ms, unmap %.3f ms (%.1f ns per unmapped PTE)\n",
 		       median(map_ms, (size_t)runs), median(unmap_ms, (size_t)runs),

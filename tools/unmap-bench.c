@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+// SPDX-License-Identifier: MIT
 /*
  * unmap-bench.c - time one madvise(MADV_DONTNEED) or one munmap() over a
  * large private anonymous mapping: the PTE-clearing microbenchmark.
@@ -51,14 +51,11 @@
 
 enum op { OP_DONTNEED, OP_MUNMAP };
 
-static void usage(const char *prog, FILE *f)
-{
-	fprintf(f,
-		"usage: %s [-s SIZE] [-r RUNS] [-o dontneed|munmap] [-m] [--pre CMD] [--post CMD]\n"
-		"  time one madvise(MADV_DONTNEED) or munmap() of SIZE bytes of touched\n"
-		"  private anonymous memory (THP off); prints milliseconds per run\n",
-		prog);
-}
+/* The usage text, after "usage: PROG " (see bench_getopt()). */
+static const char usage[] =
+	"[-s SIZE] [-r RUNS] [-o dontneed|munmap] [-m] [--pre CMD] [--post CMD]\n"
+	"  time one madvise(MADV_DONTNEED) or munmap() of SIZE bytes of touched\n"
+	"  private anonymous memory (THP off); prints milliseconds per run\n";
 
 int main(int argc, char **argv)
 {
@@ -72,53 +69,27 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *opname = BENCH_DEFAULT_OP, *pre = NULL, *post = NULL;
-	uint64_t size = 256ULL << 20;
-	long runs = 3, psize = sysconf(_SC_PAGESIZE);
-	int machine = 0, c, thp_ctl;
+	struct bench_cli cli = {
+		.optstring = "s:r:o:mh", .longopts = longopts, .usage = usage,
+		.size = 256ULL << 20, .runs = 3, .max_runs = 100000,
+	};
+	const char *opname = BENCH_DEFAULT_OP;
+	uint64_t size;
+	long runs, psize = sysconf(_SC_PAGESIZE);
+	int c, thp_ctl;
 	enum op op;
 	double *ms;
 	char hs[32];
 
-	while ((c = getopt_long(argc, argv, "s:r:o:mh", longopts, NULL)) != -1) {
+	while ((c = bench_getopt(argc, argv, &cli)) != -1) {
 		switch (c) {
-		case 's':
-			if (parse_size(optarg, &size) || size == 0) {
-				fprintf(stderr, "%s: bad size '%s'\n", argv[0], optarg);
-				return 2;
-			}
-			break;
-		case 'r':
-			runs = strtol(optarg, NULL, 10);
-			if (runs < 1 || runs > 100000) {
-				fprintf(stderr, "%s: bad run count '%s'\n", argv[0], optarg);
-				return 2;
-			}
-			break;
 		case 'o':
 			opname = optarg;
 			break;
-		case 'm':
-			machine = 1;
-			break;
-		case 'P':
-			pre = optarg;
-			break;
-		case 'Q':
-			post = optarg;
-			break;
-		case 'h':
-			usage(argv[0], stdout);
-			return 0;
-		default:
-			usage(argv[0], stderr);
-			return 2;
 		}
 	}
-	if (optind != argc) {
-		usage(argv[0], stderr);
-		return 2;
-	}
+	size = cli.size;
+	runs = cli.runs;
 	if (!strcmp(opname, "dontneed")) {
 		op = OP_DONTNEED;
 	} else if (!strcmp(opname, "munmap")) {
@@ -141,7 +112,7 @@ int main(int argc, char **argv)
 	}
 
 	thp_ctl = thp_disable_process();
-	if (!machine)
+	if (!cli.machine)
 		printf("%s: %s of %s (%llu pages of %ld B), %ld run(s)\n",
 		       argv[0], op == OP_DONTNEED ? "madvise(MADV_DONTNEED)" : "munmap()",
 		       human_size(size, hs, sizeof(hs)),
@@ -166,10 +137,11 @@ int main(int argc, char **argv)
 			p[off] = 1;
 		huge = anon_huge_bytes();
 		if (huge > 0)
-			fprintf(stderr, "%s: warning: %lld bytes in transparent huge pages: "
-				"this run is not comparable\n", argv[0], huge);
+			fprintf(stderr,
+				"%s: warning: %lld bytes in transparent huge pages: this run is not comparable\n",
+				argv[0], huge);
 
-		if (pre && run_hook(pre, (int)r + 1, "pre") != 0)
+		if (cli.pre && run_hook(cli.pre, (int)r + 1, "pre") != 0)
 			fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
 		now(&t0);
 		if (op == OP_DONTNEED)
@@ -181,18 +153,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %s: %s\n", argv[0], opname, strerror(errno));
 			return 1;
 		}
-		if (post && run_hook(post, (int)r + 1, "post") != 0)
+		if (cli.post && run_hook(cli.post, (int)r + 1, "post") != 0)
 			fprintf(stderr, "%s: warning: --post hook failed\n", argv[0]);
 		if (op == OP_DONTNEED && munmap((void *)p, size)) {
 			perror("munmap");
 			return 1;
 		}
 		ms[r] = ms_between(&t0, &t1);
-		if (machine)
-			printf("result op=%s bytes=%llu pages=%llu page_size=%ld run=%ld ms=%.3f thp=%s\n",
-			       opname, (unsigned long long)size,
-			       (unsigned long long)(size / psize), psize, r + 1, ms[r],
-			       huge > 0 ? "on" : "off");
+		if (cli.machine)
+			fprintf(stdout,
+				"result op=%s bytes=%llu pages=%llu page_size=%ld run=%ld ms=%.3f thp=%s\n",
+				opname, (unsigned long long)size,
+				(unsigned long long)(size / psize), psize, r + 1, ms[r],
+				huge > 0 ? "on" : "off");
 		else
 			printf("run %ld: %.3f ms%s\n", r + 1, ms[r],
 			       huge > 0 ? " (THP ON: not comparable)" : "");
@@ -208,11 +181,12 @@ int main(int argc, char **argv)
 			if (ms[r] > mx)
 				mx = ms[r];
 		}
-		if (machine)
-			printf("summary op=%s bytes=%llu pages=%llu runs=%ld median_ms=%.3f min_ms=%.3f max_ms=%.3f thp_ctl=%s\n",
-			       opname, (unsigned long long)size,
-			       (unsigned long long)(size / psize), runs, md, mn, mx,
-			       thp_ctl ? "prctl" : "none");
+		if (cli.machine)
+			fprintf(stdout,
+				"summary op=%s bytes=%llu pages=%llu runs=%ld median_ms=%.3f min_ms=%.3f max_ms=%.3f thp_ctl=%s\n",
+				opname, (unsigned long long)size,
+				(unsigned long long)(size / psize), runs, md, mn, mx,
+				thp_ctl ? "prctl" : "none");
 		else
 			printf("median %.3f ms, min %.3f ms, max %.3f ms (%.1f ns per PTE)\n",
 			       md, mn, mx, md * 1e6 / (double)(size / psize));

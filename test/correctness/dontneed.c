@@ -85,7 +85,7 @@ static void shared_anon(void)
 	xps_end(&c);
 }
 
-static void memfd(void)
+static void memfd_keeps_data(void)
 {
 	struct xps_check c;
 	unsigned char *p;
@@ -174,8 +174,9 @@ static void memfd_clean_dropped(void)
 	 * reclaim holds, may stay; most must go or the detector is blind.
 	 */
 	if (resident > n / 8)
-		xps_bad(&c, "%zu of %zu clean shmem pages still resident after drop_caches: "
-			"lost dirty bits would not show as lost data", resident, n);
+		xps_bad(&c,
+			"%zu of %zu clean shmem pages still resident after drop_caches: lost dirty bits would not show as lost data",
+			resident, n);
 	munmap(p, LEN);
 	free(vec);
 	close(fd);
@@ -186,7 +187,7 @@ int main(void)
 {
 	private_anon();
 	shared_anon();
-	memfd();
+	memfd_keeps_data();
 	memfd_pte_dirty();
 	memfd_clean_dropped();
 	return xps_exit_status();

@@ -31,7 +31,7 @@ static void make_string(char *s, uint64_t seed, size_t k)
 	s[STRLEN] = '\0';
 }
 
-static int child(int argc, char **argv)
+static int child_main(int argc, char **argv)
 {
 	uint64_t seed = strtoull(argv[2], NULL, 10);
 	long nargs = strtol(argv[3], NULL, 10), nenv = strtol(argv[4], NULL, 10);
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "child")) {
 		if (argc < 5)
 			return 2;
-		return child(argc, argv);
+		return child_main(argc, argv);
 	}
 	xps_begin(&c, "exec-args");
 	for (uint64_t r = 0; r < 3 && !c.bad; r++) {
@@ -125,8 +125,9 @@ int main(int argc, char **argv)
 		else if (WEXITSTATUS(status) == 4)
 			xps_bad(&c, "round %llu: execve failed", (unsigned long long)r);
 		else if (WEXITSTATUS(status))
-			xps_bad(&c, "round %llu: child found the arguments or environment changed "
-				"(exit status %d)", (unsigned long long)r, WEXITSTATUS(status));
+			xps_bad(&c,
+				"round %llu: child found the arguments or environment changed (exit status %d)",
+				(unsigned long long)r, WEXITSTATUS(status));
 		for (int k = 0; k < NARGS; k++)
 			free(args[5 + k]);
 		for (int k = 0; k < NENV; k++)

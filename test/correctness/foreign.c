@@ -98,8 +98,9 @@ static int try_direct(xenforeignmemory_handle *fm, uint32_t dom, xen_pfn_t *fram
 	for (size_t i = 0; i < NB; i++)
 		if (!err[i] && signature((uint64_t *)(m + i * psz)) == (long)i)
 			good++;
-	printf("# foreign: %s of domid %#x: mapped, first frame error %d, %d of %d pages are "
-	       "the buffer's\n", what, dom, err[0], good, NB);
+	fprintf(stdout,
+		"# foreign: %s of domid %#x: mapped, first frame error %d, %d of %d pages are the buffer's\n",
+		what, dom, err[0], good, NB);
 	xenforeignmemory_unmap(fm, m, NB);
 	return good;
 }
@@ -162,8 +163,8 @@ static void rounds(xenforeignmemory_handle *fm, uint32_t dom, xen_pfn_t *mfn)
 			XPS_DIE(&rd, "round %llu: map: %s", (unsigned long long)r, strerror(errno));
 		for (size_t i = 0; i < NB; i++)
 			if (err[i])
-				XPS_DIE(&rd, "round %llu: frame %#llx: error %d", (unsigned long long)r,
-					(unsigned long long)mfn[i], err[i]);
+				XPS_DIE(&rd, "round %llu: frame %#llx: error %d",
+					(unsigned long long)r, (unsigned long long)mfn[i], err[i]);
 		if (memcmp(m, buf, NB * psz))
 			xps_bad(&rd, "round %llu: the foreign mapping differs from the buffer",
 				(unsigned long long)r);
@@ -171,9 +172,11 @@ static void rounds(xenforeignmemory_handle *fm, uint32_t dom, xen_pfn_t *mfn)
 		for (size_t i = 1; i < NB; i += 2)
 			xps_fill(m + i * psz + 64, psz - 64, 3000 + r, i * xps_wpp() + 8);
 		for (size_t i = 1; i < NB; i += 2)
-			if (xps_cmp(buf + i * psz + 64, psz - 64, 3000 + r, i * xps_wpp() + 8) >= 0)
-				xps_bad(&wr, "round %llu: a write through the foreign mapping is not "
-					"in buffer page %zu", (unsigned long long)r, i);
+			if (xps_cmp(buf + i * psz + 64, psz - 64, 3000 + r,
+				    i * xps_wpp() + 8) >= 0)
+				xps_bad(&wr,
+					"round %llu: a write through the foreign mapping is not in buffer page %zu",
+					(unsigned long long)r, i);
 		if (xenforeignmemory_unmap(fm, m, NB))
 			XPS_DIE(&rd, "unmap: %s", strerror(errno));
 
@@ -181,8 +184,9 @@ static void rounds(xenforeignmemory_handle *fm, uint32_t dom, xen_pfn_t *mfn)
 		for (size_t i = 0; i < NB; i++) {
 			one[i] = xenforeignmemory_map(fm, dom, PROT_READ, 1, &mfn[i], &err[i]);
 			if (!one[i] || err[i])
-				XPS_DIE(&rd, "round %llu: map of page %zu: %s", (unsigned long long)r,
-					i, one[i] ? strerror(-err[i]) : strerror(errno));
+				XPS_DIE(&rd, "round %llu: map of page %zu: %s",
+					(unsigned long long)r, i,
+					one[i] ? strerror(-err[i]) : strerror(errno));
 			if (memcmp(one[i], buf + i * psz, psz))
 				xps_bad(&rd, "round %llu: single-page mapping %zu differs",
 					(unsigned long long)r, i);
@@ -221,7 +225,8 @@ int main(void)
 	psz = xps_page_size();
 	xps_begin(&c, "foreign-find-frames");
 	if (access("/dev/xen/privcmd", R_OK | W_OK))
-		XPS_DIE(&c, "cannot run because /dev/xen/privcmd is not usable: %s", strerror(errno));
+		XPS_DIE(&c, "cannot run because /dev/xen/privcmd is not usable: %s",
+			strerror(errno));
 	xch = xc_interface_open(NULL, NULL, 0);
 	fm = xenforeignmemory_open(NULL, 0);
 	if (!xch || !fm)
@@ -249,9 +254,11 @@ int main(void)
 		       errs[k] ? strerror(errs[k]) : "");
 	}
 	if (found < NB)
-		XPS_DIE(&c, "found %d of %d buffer pages among machine frames 256..%#lx "
-			"(domid 0: %s; DOMID_SELF: %s)", found, NB, max_mfn,
-			errs[0] ? strerror(errs[0]) : "no error", errs[1] ? strerror(errs[1]) : "no error");
+		XPS_DIE(&c,
+			"found %d of %d buffer pages among machine frames 256..%#lx (domid 0: %s; DOMID_SELF: %s)",
+			found, NB, max_mfn,
+			errs[0] ? strerror(errs[0]) : "no error",
+			errs[1] ? strerror(errs[1]) : "no error");
 	xps_end(&c);
 	rounds(fm, dom, mfn);
 	xenforeignmemory_close(fm);

@@ -120,7 +120,7 @@ static void cow_many(void)
 	xps_end(&c);
 }
 
-static void shared(void)
+static void cow_shared(void)
 {
 	struct xps_check c;
 	unsigned char *p;
@@ -150,6 +150,6 @@ int main(void)
 	npages = LEN / psz;
 	cow_private();
 	cow_many();
-	shared();
+	cow_shared();
 	return xps_exit_status();
 }

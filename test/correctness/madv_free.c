@@ -77,8 +77,9 @@ static void sequential(void)
 		discarded += state[i] == 0;
 	}
 	if (!discarded && !untouched.bad)
-		xps_bad(&untouched, "MADV_PAGEOUT discarded none of %zu clean freed pages: "
-			"the reclaim path was not exercised", npages - npages / 4);
+		xps_bad(&untouched,
+			"MADV_PAGEOUT discarded none of %zu clean freed pages: the reclaim path was not exercised",
+			npages - npages / 4);
 	fprintf(stderr, "madv_free: reclaim discarded %zu of %zu untouched pages\n",
 		discarded, npages - npages / 4);
 
@@ -122,15 +123,14 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static void race(void)
+static void reclaim_race(void)
 {
 	struct xps_check c;
 	unsigned char *p;
 	size_t chunk = 64 * psz, discarded = 0;
 
 	xps_begin(&c, "madv-free-race");
-	if (ncpu < 2)
-		XPS_DIE(&c, "cannot run because only %d CPU is usable", ncpu);
+	xps_need_two_cpus(&c, ncpu);
 	p = xps_map(&c, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	for (uint64_t r = 0; r < 4; r++) {
 		struct writer w = { .p = p, .seed = 410 + r, .cpu = 1 };
@@ -150,7 +150,8 @@ static void race(void)
 			uint64_t w0 = *(const volatile uint64_t *)pg;
 
 			if (w0 != xps_word(410 + r, i)) {
-				xps_bad(&c, "round %llu: page %zu: written word holds %#llx, expected %#llx",
+				xps_bad(&c,
+					"round %llu: page %zu: written word holds %#llx, expected %#llx",
 					(unsigned long long)r, i, (unsigned long long)w0,
 					(unsigned long long)xps_word(410 + r, i));
 				continue;
@@ -160,7 +161,8 @@ static void race(void)
 			if (xps_is_zero(pg + 8, psz - 8))
 				discarded++;
 			else
-				xps_bad(&c, "round %llu: page %zu: rest is neither old data nor zeros",
+				xps_bad(&c,
+					"round %llu: page %zu: rest is neither old data nor zeros",
 					(unsigned long long)r, i);
 		}
 	}
@@ -181,6 +183,6 @@ int main(void)
 	if (xps_pin(0))
 		XPS_DIE(&c, "cannot pin to CPU 0: %s", strerror(errno));
 	sequential();
-	race();
+	reclaim_race();
 	return xps_exit_status();
 }

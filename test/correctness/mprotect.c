@@ -45,8 +45,11 @@ static void rounds(struct xps_check *c, unsigned char *p, int fd, uint64_t seed0
 	size_t psz = xps_page_size();
 	unsigned char *buf = NULL;
 
-	if (fd >= 0 && !(buf = malloc(LEN)))
-		XPS_DIE(c, "malloc: out of memory");
+	if (fd >= 0) {
+		buf = malloc(LEN);
+		if (!buf)
+			XPS_DIE(c, "malloc: out of memory");
+	}
 	for (uint64_t r = 0; r < 3; r++) {
 		uint64_t seed = seed0 + r;
 

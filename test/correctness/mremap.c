@@ -60,7 +60,7 @@ static void move_anon(void)
 	xps_end(&c);
 }
 
-static void grow(void)
+static void move_grow(void)
 {
 	struct xps_check c;
 	unsigned char *p, *q;
@@ -85,7 +85,7 @@ static void grow(void)
 	xps_end(&c);
 }
 
-static void pingpong(void)
+static void move_pingpong(void)
 {
 	struct xps_check c;
 	unsigned char *a, *b, *cur;
@@ -150,8 +150,8 @@ static void shmem(const char *name, int clean, uint64_t seed)
 int main(void)
 {
 	move_anon();
-	grow();
-	pingpong();
+	move_grow();
+	move_pingpong();
 	shmem("mremap-shmem-clean", 1, 520);
 	shmem("mremap-shmem-dirty", 0, 521);
 	return xps_exit_status();

@@ -75,7 +75,7 @@ static void anon_vmas(void)
 	xps_end(&c);
 }
 
-static void shmem(void)
+static void shmem_remap(void)
 {
 	struct xps_check c;
 	size_t len = 8 * MIB, psz = xps_page_size();
@@ -112,6 +112,6 @@ int main(void)
 {
 	anon_partial();
 	anon_vmas();
-	shmem();
+	shmem_remap();
 	return xps_exit_status();
 }

@@ -102,8 +102,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [ROUNDS]\n", argv[0]);
 		return 2;
 	}
-	if (xps_ncpus() < 2)
-		XPS_DIE(&c, "cannot run because only %d CPU is usable", xps_ncpus());
+	xps_need_two_cpus(&c, xps_ncpus());
 	psz = xps_page_size();
 	len = PAGES * psz;
 	fd = xps_memfd(&c, "xps-shmem-race", len);
@@ -149,11 +148,12 @@ int main(int argc, char **argv)
 			*w = 0;
 			if (got != want) {
 				lost++;
-				xps_bad(&c, "round %ld page %zu: the write of %#llx was lost "
-					"(the page holds %#llx)", r, i, (unsigned long long)want,
-					(unsigned long long)got);
+				xps_bad(&c,
+					"round %ld page %zu: the write of %#llx was lost (the page holds %#llx)",
+					r, i, (unsigned long long)want, (unsigned long long)got);
 			} else if (!xps_is_zero(buf + i * psz, psz)) {
-				xps_bad(&c, "round %ld page %zu: bytes never written are not zero", r, i);
+				xps_bad(&c, "round %ld page %zu: bytes never written are not zero",
+					r, i);
 			}
 			*w = got;
 		}

@@ -97,7 +97,7 @@ static void write_passes(unsigned char *p, uint64_t seed)
 	(void)sink;
 }
 
-static void shared(void)
+static void shared_memfd(void)
 {
 	struct xps_check c;
 	unsigned char *p, *buf, *want;
@@ -174,14 +174,15 @@ static void private_anon(void)
 			partial += k > 0 && k < wpp;
 			zeroed += k == wpp;
 			if (xps_cmp(p + i * psz + k * 8, (wpp - k) * 8, seed, i * wpp + k) >= 0) {
-				xps_bad(&c, "round %d page %zu: after %zu zero words the data is "
-					"not what was written", r, i, k);
+				xps_bad(&c,
+					"round %d page %zu: after %zu zero words the data is not what was written",
+					r, i, k);
 				break;
 			}
 		}
 	}
-	fprintf(stderr, "smp_race: private: %zu pages zapped while their last pass wrote "
-		"them, %zu after it, of %d; %ld chunks of %d pages zapped in all\n",
+	fprintf(stderr,
+		"smp_race: private: %zu pages zapped while their last pass wrote them, %zu after it, of %d; %ld chunks of %d pages zapped in all\n",
 		partial, zeroed, ROUNDS * (int)npages, zaps_total, CHUNK_PAGES);
 	munmap(p, LEN);
 	xps_end(&c);
@@ -191,12 +192,11 @@ int main(void)
 {
 	struct xps_check c;
 
+	xps_begin(&c, "smp-race-setup");
+	xps_need_two_cpus(&c, xps_ncpus());
 	psz = xps_page_size();
 	npages = LEN / psz;
-	xps_begin(&c, "smp-race-setup");
-	if (xps_ncpus() < 2)
-		XPS_DIE(&c, "cannot run because only %d CPU is usable", xps_ncpus());
-	shared();
+	shared_memfd();
 	private_anon();
 	return xps_exit_status();
 }

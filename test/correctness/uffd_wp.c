@@ -106,8 +106,8 @@ int main(void)
 
 			if (n == 0 && done) {
 				/* The writer finished without faulting on every page. */
-				xps_bad(&c, "round %llu: %zu write-protect faults for %d written pages: "
-					"a marker was lost and a write went through",
+				xps_bad(&c,
+					"round %llu: %zu write-protect faults for %d written pages: a marker was lost and a write went through",
 					(unsigned long long)r, faults, PAGES);
 				break;
 			}
@@ -117,7 +117,8 @@ int main(void)
 				XPS_DIE(&c, "poll/read of the userfaultfd: %s", strerror(errno));
 			if (msg.event != UFFD_EVENT_PAGEFAULT ||
 			    !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP)) {
-				xps_bad(&c, "round %llu: unexpected userfaultfd event %u flags %#llx",
+				xps_bad(&c,
+					"round %llu: unexpected userfaultfd event %u flags %#llx",
 					(unsigned long long)r, msg.event,
 					(unsigned long long)msg.arg.pagefault.flags);
 				break;

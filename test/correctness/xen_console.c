@@ -18,7 +18,7 @@
 
 #include <xenctrl.h>
 
-#define RING (1 << 20)
+#define RING (1024 * 1024)	/* bytes of the console ring read */
 
 static const char *const bad[] = {
 	"Bad L1 flags", "FATAL TRAP", "Panic on CPU", "Xen BUG at",
@@ -45,12 +45,13 @@ int main(int argc, char **argv)
 	if (!xch)
 		XPS_DIE(&c, "cannot run because xc_interface_open failed: %s", strerror(errno));
 	if (xc_readconsolering(xch, ring, &size, clear, 0, NULL))
-		XPS_DIE(&c, "cannot run because XEN_SYSCTL_readconsole failed: %s", strerror(errno));
+		XPS_DIE(&c, "cannot run because XEN_SYSCTL_readconsole failed: %s",
+			strerror(errno));
 	ring[size] = '\0';
 	xc_interface_close(xch);
 	if (clear)
 		return 0;
-	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
 		char *hit = strstr(ring, bad[k]), *end;
 
 		if (!hit)

@@ -34,6 +34,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* Elements of array @a (the kernel's ARRAY_SIZE(), without its type check). */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* ------------------------------------------------------------ results */
 
 struct xps_check {
@@ -177,7 +180,8 @@ static inline size_t xps_expect(struct xps_check *c, const char *what, const voi
 		wrong++;
 	}
 	if (wrong > 1)
-		fprintf(stderr, "  %s: %s: %zu of %zu pages wrong\n", c->name, what, wrong, len / psz);
+		fprintf(stderr, "  %s: %s: %zu of %zu pages wrong\n",
+			c->name, what, wrong, len / psz);
 	return wrong;
 }
 
@@ -285,6 +289,7 @@ static inline int xps_pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/* CPUs this process may run on, 1 if unknown; count it before xps_pin(). */
 static inline int xps_ncpus(void)
 {
 	cpu_set_t set;
@@ -292,6 +297,16 @@ static inline int xps_ncpus(void)
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return 1;
 	return CPU_COUNT(&set);
+}
+
+/*
+ * For a check that races two CPUs: FAIL check @c and exit, saying why,
+ * unless @ncpus (xps_ncpus(), counted before any xps_pin()) is 2 or more.
+ */
+static inline void xps_need_two_cpus(struct xps_check *c, int ncpus)
+{
+	if (ncpus < 2)
+		XPS_DIE(c, "cannot run because only %d CPU is usable", ncpus);
 }
 
 #endif /* XPS_CHECK_H */
