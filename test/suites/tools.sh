@@ -31,14 +31,12 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 T=$(mktemp -d /tmp/xps-tools.XXXXXX)
 failed=0
-bt_pid=
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1: $2"; failed=1; }
 info() { echo "info: $*"; }
 
 cleanup() {
-	[ -n "$bt_pid" ] && kill -INT "$bt_pid" 2>/dev/null && wait "$bt_pid" 2>/dev/null
 	rmmod xen_ptswap 2>/dev/null
 	rm -rf "$T"
 }
@@ -145,33 +143,19 @@ else
 fi
 
 # --- bpftrace scripts -----------------------------------------------------------
-# bt_start OUT SCRIPT ARGS...: start bpftrace, wait until its BEGIN ran.
-bt_start() {
-	local out=$1
-	shift
-	bpftrace -B none "$@" >"$out" 2>&1 &
-	bt_pid=$!
-	# Starting bpftrace takes 10 s to minutes on a loaded software CPU.
-	local deadline=$((SECONDS + 900))
-	while [ "$SECONDS" -lt "$deadline" ]; do
-		grep -q 'Hit Ctrl-C' "$out" && return 0
-		kill -0 "$bt_pid" 2>/dev/null || break
-		sleep 1
-	done
-	kill -INT "$bt_pid" 2>/dev/null
-	wait "$bt_pid" 2>/dev/null
-	bt_pid=
-	return 1
-}
-bt_stop() {
-	kill -INT "$bt_pid" 2>/dev/null
-	wait "$bt_pid" 2>/dev/null
-	bt_pid=
+# bt_run OUT CMD SCRIPT ARGS...: bpftrace SCRIPT ARGS... runs CMD (-c)
+# with its probes attached and exits when CMD does, output in OUT; 0 if
+# bpftrace exited 0.  -c rather than SIGINT: bpftrace 0.17 can lose a
+# SIGINT that lands between two of its epoll_wait() calls (seen in the
+# lab).  The timeout is a hang guard: starting bpftrace takes 10 s to
+# minutes on a loaded software CPU.
+bt_run() {
+	local out=$1 cmd=$2
+	shift 2
+	timeout -s KILL 900 bpftrace -B none -c "$cmd" "$@" >"$out" 2>&1
 }
 
-if bt_start "$T/upr.out" tools/unmap_page_range.bt madv-bench; then
-	tools/madv-bench -s 16M -r 1 >/dev/null
-	bt_stop
+if bt_run "$T/upr.out" "tools/madv-bench -s 16M -r 1" tools/unmap_page_range.bt madv-bench; then
 	calls=$(sed -n 's/^@calls: \([0-9]*\)$/\1/p' "$T/upr.out")
 	if [ -n "$calls" ] && [ "$calls" -ge 1 ]; then
 		pass unmap_page_range-bt
@@ -180,7 +164,7 @@ if bt_start "$T/upr.out" tools/unmap_page_range.bt madv-bench; then
 		fail unmap_page_range-bt "no @calls >= 1 in: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
 	fi
 else
-	fail unmap_page_range-bt "bpftrace did not start: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
+	fail unmap_page_range-bt "bpftrace failed: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
 fi
 
 # check_ptswap_bt MODE CLASS: CLASS clears >= pages of a 16 MiB run.
@@ -191,13 +175,11 @@ check_ptswap_bt() {
 		fail "$name" "modprobe xen_ptswap mode=$mode: $(cat "$T/modprobe.err")"
 		return
 	fi
-	if ! bt_start "$out" tools/xen_ptswap.bt; then
-		fail "$name" "bpftrace did not start: $(head -c 400 "$out" | tr '\n' '|')"
+	if ! bt_run "$out" "tools/madv-bench -s 16M -r 1" tools/xen_ptswap.bt; then
+		fail "$name" "bpftrace failed: $(head -c 400 "$out" | tr '\n' '|')"
 		rmmod xen_ptswap 2>/dev/null
 		return
 	fi
-	tools/madv-bench -s 16M -r 1 >/dev/null
-	bt_stop
 	rmmod xen_ptswap 2>/dev/null
 	n=$(sed -n "s/^@clears\[madv-bench, $class\]: \([0-9]*\)$/\1/p" "$out")
 	if [ -n "$n" ] && [ "$n" -ge 4096 ]; then
