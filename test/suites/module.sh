@@ -261,6 +261,7 @@ check_kunit() {
 		pass kunit-suite
 	else
 		fail kunit-suite "$(grep -E '^(not )?ok' "$T/kunit.results" | head -n 1)"
+		sed 's/^/info: kunit results: /' "$T/kunit.results" | head -n 60
 	fi
 }
 
