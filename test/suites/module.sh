@@ -260,7 +260,7 @@ check_kunit() {
 		case $status in
 		ok) pass "kunit-$name" ;;
 		skip) fail "kunit-$name" "skipped:$rest" ;;
-		*) fail "kunit-$name" "not ok$rest (see the kernel log)" ;;
+		*) fail "kunit-$name" "not ok${rest:+ ${rest# }} (see the kernel log)" ;;
 		esac
 	done <"$T/kunit.cases"
 	if [ "$n" -eq 0 ]; then
