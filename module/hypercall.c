@@ -10,6 +10,7 @@
 
 #include <linux/bits.h>
 #include <linux/errno.h>
+#include <linux/fault-inject.h>
 #include <xen/interface/xen.h>
 #include <xen/interface/version.h>
 #include <asm/xen/hypercall.h>
@@ -39,6 +40,48 @@ bool xps_xen_has_swap(void)
 	return fi.submap & BIT(XENFEAT_mmu_pt_update_swap % 32);
 }
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+static DECLARE_FAULT_ATTR(xps_fail_swap);
+
+/**
+ * DOC: /sys/kernel/debug/xen_ptswap/fail_swap/
+ *
+ * Only in kernels built with CONFIG_FAULT_INJECTION_DEBUG_FS: the kernel's
+ * fault-injection attributes (probability in percent, interval, times,
+ * space, verbose, ...; see Documentation/fault-injection/) for
+ * MMU_PT_UPDATE_SWAP.  A call that should_fail() picks is not issued:
+ * xps_hypercall_swap() returns -EINVAL, as Xen does for a request it
+ * refuses, and the entry is unchanged, so the caller takes its failure
+ * path (native xchg, hcall_errors and fallbacks counted, one warning).
+ * Off (probability 0) at every load.
+ */
+
+/**
+ * xps_fail_init() - create the fail_swap fault-injection attributes
+ * @dir: the module's debugfs directory
+ *
+ * Errors of debugfs are ignored, as for the stats file.
+ */
+void xps_fail_init(struct dentry *dir)
+{
+	fault_create_debugfs_attr("fail_swap", dir, &xps_fail_swap);
+}
+
+static bool xps_swap_should_fail(void)
+{
+	return should_fail(&xps_fail_swap, 1);
+}
+#else
+void xps_fail_init(struct dentry *dir)
+{
+}
+
+static bool xps_swap_should_fail(void)
+{
+	return false;
+}
+#endif
+
 /**
  * xps_hypercall_swap() - clear one L1 entry with MMU_PT_UPDATE_SWAP
  * @ptep: the entry, in a page table page of this domain (a pinned one, or
@@ -53,7 +96,8 @@ bool xps_xen_has_swap(void)
  * A request is either done completely or not at all.
  *
  * Return: 0 on success; the negative errno from Xen; -EIO if Xen
- * returned success without doing the request.  On error @old is not
+ * returned success without doing the request; -EINVAL when the
+ * fault-injection attribute fail_swap picks this call (see above).  On error @old is not
  * written and the entry is unchanged.
  */
 int xps_hypercall_swap(pte_t *ptep, pteval_t *old)
@@ -64,6 +108,9 @@ int xps_hypercall_swap(pte_t *ptep, pteval_t *old)
 	};
 	unsigned int done = 0;
 	int rc;
+
+	if (xps_swap_should_fail())
+		return -EINVAL;
 
 	rc = HYPERVISOR_mmu_update(&req, 1, &done, DOMID_SELF);
 	if (rc < 0)

@@ -74,11 +74,7 @@ static int __init xps_check(void)
 		return -ENODEV;
 	}
 	if (!XPS_HAVE_HOOK) {
-		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook: apply test/linux-patch/ to the kernel, boot it and rebuild this module against it\n");
-		return -EOPNOTSUPP;
-	}
-	if (IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU)) {
-		pr_err("kernel is preemptible but lacks CONFIG_TASKS_RCU, so unload could not wait for preempted callers: build the kernel with CONFIG_TASKS_RCU=y\n");
+		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(): apply test/linux-patch/ to the kernel, boot it and rebuild this module against it\n");
 		return -EOPNOTSUPP;
 	}
 	if (!xps_xen_has_swap()) {
@@ -97,10 +93,16 @@ static int __init xps_init(void)
 		return err;
 
 	xps_stats_init();
+	xps_fail_init(xps_stats_dir());
 
 	err = xps_hook_install();
+	if (err == -EBUSY) {
+		pr_err("pv_ops.mmu.ptep_get_and_clear is owned by another module (error %d): unload that one first\n",
+		       err);
+		goto err_stats;
+	}
 	if (err) {
-		pr_err("cannot install pv_ops.mmu.ptep_get_and_clear (error %d): another module may be changing it; unload that one first\n",
+		pr_err("cannot register pv_ops.mmu.ptep_get_and_clear (error %d)\n",
 		       err);
 		goto err_stats;
 	}

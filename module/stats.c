@@ -69,9 +69,21 @@ void xps_stats_init(void)
 }
 
 /**
+ * xps_stats_dir() - the module's debugfs directory
+ *
+ * Return: /sys/kernel/debug/xen_ptswap as xps_stats_init() created it (an
+ * error pointer if debugfs failed, which debugfs calls accept).
+ */
+struct dentry *xps_stats_dir(void)
+{
+	return xps_debugfs_dir;
+}
+
+/**
  * xps_stats_exit() - remove the debugfs directory
  *
- * Waits for readers of the stats file to finish (debugfs_remove()).
+ * Removes everything in it (the stats file, fail_swap/) and waits for
+ * their readers to finish (debugfs_remove()).
  */
 void xps_stats_exit(void)
 {

@@ -59,7 +59,10 @@ static inline void xps_count(enum xps_stat stat)
 	this_cpu_inc(xps_stats.count[stat]);
 }
 
+struct dentry;
+
 void xps_stats_init(void);
+struct dentry *xps_stats_dir(void);
 void xps_stats_exit(void);
 
 #endif /* XEN_PTSWAP_STATS_H */

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 #include <asm/pgtable_types.h>
 
+struct dentry;
 struct mm_struct;
 
 /* Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear. */
@@ -46,5 +47,6 @@ void xps_hook_restore(void);
 
 bool xps_xen_has_swap(void);
 int xps_hypercall_swap(pte_t *ptep, pteval_t *old);
+void xps_fail_init(struct dentry *dir);
 
 #endif /* XEN_PTSWAP_H */
