@@ -42,7 +42,7 @@ build_ok() {
 }
 
 # has_hook KO: was KO built with the hook (Kbuild's build-time check)?
-has_hook() { nm "$1" 2>/dev/null | grep -q ' xps_saved_op$'; }
+has_hook() { nm "$1" 2>/dev/null | grep -q ' U xen_register_ptep_get_and_clear$'; }
 
 if [ -z "$VER" ]; then
 	fail dkms-conf "no PACKAGE_VERSION in dkms.conf"

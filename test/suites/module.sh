@@ -3,7 +3,7 @@
 #
 # Runs inside Dom0 from /xps (see test/lab/run); what it checks depends on
 # what booted ($XPS_LAB_XEN, $XPS_LAB_KERNEL):
-#   patched Xen + patched kernel: bad parameter, KUnit deferral rule, the
+#   patched Xen + patched or debug kernel: bad parameter, KUnit deferral rule, the
 #     256 MiB MADV_DONTNEED run without and with the module (both modes,
 #     private dirty and shared clean memory): counters, ptwr emulations,
 #     exceptions, mmu_update calls; rmmod restores the old op; 100
@@ -472,11 +472,11 @@ stock/*)
 	expect_load_fails load-stock-kernel-eopnotsupp "Operation not supported" \
 		"no pv_ops.mmu.ptep_get_and_clear hook"
 	;;
-patched/stock)
+patched/stock|debug/stock)
 	expect_load_fails load-stock-xen-eopnotsupp "Operation not supported" \
 		"XENFEAT_mmu_pt_update_swap"
 	;;
-patched/patched)
+patched/patched|debug/patched)
 	expect_load_fails bad-mode-einval "Invalid argument" "invalid mode" mode=bogus
 	build_prog || exit 1
 	check_kunit
