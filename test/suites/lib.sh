@@ -1,0 +1,106 @@
+# shellcheck shell=bash
+# test/suites/lib.sh - helpers shared by fail-inject.sh and
+# preempt-unload.sh (sourced, not a suite: SUITES does not list it).
+#
+# Conventions of every suite: one "PASS: <check>" or "FAIL: <check>:
+# <why>" line per check, "# ..." notes, "N passed, N failed" last, exit
+# status 0 iff nothing failed.  A check that cannot run FAILs and says why.
+# Needs: $WORK (a scratch directory the suite owns).
+
+passed=0
+failed=0
+STATS=/sys/kernel/debug/xen_ptswap/stats
+# Kernel log lines that fail a suite (test/check's serial-log scan and
+# correctness.sh's BAD_LOG, plus what lockdep, DEBUG_ATOMIC_SLEEP and
+# the scheduler print).
+BAD_LOG='WARNING:|BUG:|Oops|Bad page|Bad rss-counter|general protection fault|kernel BUG|scheduling while atomic|possible .*locking|inconsistent lock state|suspicious RCU usage|multicall\(s\) failed'
+
+pass() { echo "PASS: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1: $2"; failed=$((failed + 1)); }
+note() { echo "# $*"; }
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit
+}
+
+xps_require_root() {
+	[ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+}
+
+# The correctness programs: built on the lab's host ($XPS_CORRECTNESS_BIN).
+xps_correctness_bin() {
+	if [ -n "${XPS_CORRECTNESS_BIN:-}" ] && [ -x "$XPS_CORRECTNESS_BIN/munmap" ]; then
+		echo "$XPS_CORRECTNESS_BIN"
+		return 0
+	fi
+	return 1
+}
+
+xps_loaded() { [ -d /sys/module/xen_ptswap ]; }
+
+# One counter of the module's stats file (empty if unreadable).
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS" 2>/dev/null; }
+
+# stats_load FILE: counters into SV[name] with builtins only.  The file
+# is read to its end at once: a seq_file read line by line (`while read`
+# seeks back after each line) is generated anew at each seek, so
+# counters that grow meanwhile shift the text and tear lines.
+declare -A SV
+stats_load() {
+	local k v text
+	SV=()
+	[ -r "$1" ] || return 1
+	# single_open seq_file: sequential reads come from one generated text
+	read -r -d '' text <"$1"
+	while read -r k v; do
+		[[ $k =~ ^[a-z_]+$ && $v =~ ^[0-9]+$ ]] || return 1
+		SV[$k]=$v
+	done <<<"$text"
+	[ -n "${SV[calls]:-}" ]
+}
+
+# In SV: calls = unpinned + none + deferred + swapped + fallbacks and
+# hcall_errors = fallbacks.
+stats_consistent() {
+	[ "${SV[calls]:-0}" -eq $((${SV[unpinned]:-0} + ${SV[none]:-0} +
+		${SV[deferred]:-0} + ${SV[swapped]:-0} + ${SV[fallbacks]:-0})) ] &&
+		[ "${SV[hcall_errors]:-0}" -eq "${SV[fallbacks]:-0}" ]
+}
+
+# stats_settle: the live counters into SV, consistent.  They are per-CPU
+# sums read without a lock while other CPUs may be clearing PTEs, so read
+# until one copy is consistent (50 tries).
+stats_settle() {
+	local _
+	for _ in {1..50}; do
+		stats_load "$STATS" && stats_consistent && return 0
+	done
+	return 1
+}
+
+# Appends the kernel log to FILE and clears it (dmesg -c).
+klog_take() { dmesg -c >>"$1" 2>&1; }
+
+# klog_check CHECK FILE: FAIL if FILE has any line of $BAD_LOG.
+klog_check() {
+	local hits
+	hits=$(grep -E "$BAD_LOG" "$2" 2>/dev/null | head -n 3)
+	if [ -n "$hits" ]; then
+		fail "$1" "kernel log: $(echo "$hits" | tr '\n' '|')"
+	else
+		pass "$1"
+	fi
+}
+
+# prog_verdicts OUT: "<passes> <fails> <first FAIL line>" of a program's
+# output (its PASS:/FAIL: lines).
+prog_verdicts() {
+	local p f first
+	p=$(grep -c '^PASS: ' "$1" 2>/dev/null)
+	f=$(grep -c '^FAIL: ' "$1" 2>/dev/null)
+	first=$(grep -m1 '^FAIL: ' "$1" 2>/dev/null)
+	echo "${p:-0} ${f:-0} $first"
+}
