@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# test/suites/lib.sh - helpers shared by fail-inject.sh and
+# test/suites/lib.sh - helpers shared by fail-inject.sh, madv-race.sh and
 # preempt-unload.sh (sourced, not a suite: SUITES does not list it).
 #
 # Conventions of every suite: one "PASS: <check>" or "FAIL: <check>:

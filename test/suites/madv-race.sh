@@ -50,24 +50,15 @@ IMG=$WORK/xfs.img
 MNT=$WORK/xfs
 STATS=/sys/kernel/debug/xen_ptswap/stats
 DELAY=/sys/kernel/debug/xps_test/split_delay_ms
-# correctness.sh's, plus page_table_check's and lockdep's reports.
-BAD_LOG='WARNING:|BUG:|Oops|Bad rss-counter|Bad page|general protection fault|kernel BUG|page_table_check|Bad page map|possible .*locking|inconsistent lock state|scheduling while atomic'
 USE_MODULE=${XPS_MADV_RACE_MODULE:-1}
 
-passed=0
-failed=0
+# pass, fail, note, finish and the counters, as in every suite.
+# shellcheck source=test/suites/lib.sh
+. "$SUITES/lib.sh"
+# lib.sh's, plus page_table_check's reports.
+BAD_LOG="$BAD_LOG|page_table_check|Bad page map"
 loopdev=
 old_delay=
-
-pass() { echo "PASS: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1: $2"; failed=$((failed + 1)); }
-note() { echo "# $*"; }
-
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ]
-	exit
-}
 
 # One counter of the module's stats file (empty if unreadable).
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS" 2>/dev/null; }
