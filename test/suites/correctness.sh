@@ -38,22 +38,10 @@ REPO=$(cd "$SUITES/../.." && pwd)
 SRC=$REPO/test/correctness
 BIN=/tmp/xps-correctness
 WORK=/tmp/xps-correctness-work
-BAD_LOG='WARNING:|BUG:|Oops|Bad rss-counter|Bad page|general protection fault|kernel BUG'
-STATS=/sys/kernel/debug/xen_ptswap/stats
+# shellcheck source=test/suites/lib.sh
+. "$SUITES/lib.sh"
 
 cfg=${1:-${XPS_CORRECTNESS_CONFIG:-}}
-passed=0
-failed=0
-
-pass() { echo "PASS: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1: $2"; failed=$((failed + 1)); }
-note() { echo "# $*"; }
-
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ]
-	exit
-}
 
 case $cfg in
 unloaded|batched|sync) ;;
@@ -89,22 +77,18 @@ module_configure() {
 	return 0
 }
 
-# One counter from the module's debugfs stats file.
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS"; }
-
 check_counters() {
 	if [ ! -r "$STATS" ]; then
 		fail module-counters "cannot run because $STATS is missing (debugfs not mounted?)"
 		return
 	fi
-	note "module counters: $(tr '\n' ' ' <"$STATS")"
-	local calls deferred swapped errors fallbacks
-	calls=$(stat_of calls) deferred=$(stat_of deferred) swapped=$(stat_of swapped)
-	errors=$(stat_of hcall_errors) fallbacks=$(stat_of fallbacks)
-	if [ -z "$calls" ] || [ -z "$deferred" ] || [ -z "$swapped" ] || [ -z "$errors" ] || [ -z "$fallbacks" ]; then
-		fail module-counters "cannot parse $STATS"
+	if ! stats_settle; then
+		fail module-counters "cannot parse $STATS, or its counters never add up: $(tr '\n' ' ' <"$STATS")"
 		return
 	fi
+	note "module counters: $(tr '\n' ' ' <"$STATS")"
+	local calls=${SV[calls]} deferred=${SV[deferred]} swapped=${SV[swapped]}
+	local errors=${SV[hcall_errors]} fallbacks=${SV[fallbacks]}
 	if [ "$calls" -gt 0 ] && [ "$errors" = 0 ] && [ "$fallbacks" = 0 ]; then
 		pass module-counters
 	else
@@ -141,32 +125,16 @@ kernel_log_check() {
 # run_prog NAME CMD [ARG...]: run a program, pass its PASS/FAIL lines on,
 # fail it if it died without saying why, then check the kernel log.
 run_prog() {
-	local name=$1 out rc line n=0
+	local name=$1 t0=$SECONDS limit=${XPS_PROG_TIMEOUT:-300}
 	shift
-	out=$WORK/$name.out
 	if [ ! -x "$1" ]; then
 		fail "$name" "cannot run because $1 did not build"
 		return
 	fi
-	local t0=$SECONDS
-	timeout -k 10 "${XPS_PROG_TIMEOUT:-300}" "$@" >"$out" 2>"$out.err" </dev/null
-	rc=$?
+	timeout -k 10 "$limit" "$@" >"$WORK/$name.out" 2>"$WORK/$name.out.err" </dev/null
+	local rc=$?
 	note "$name: $((SECONDS - t0)) s"
-	while IFS= read -r line; do
-		case $line in
-		PASS:\ *) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
-		FAIL:\ *) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
-		*) echo "# $name: $line" ;;
-		esac
-	done <"$out"
-	sed "s/^/# $name: /" "$out.err" | head -n 20
-	if [ $rc = 124 ] || [ $rc = 137 ]; then
-		fail "$name" "did not finish within ${XPS_PROG_TIMEOUT:-300} s (hang?)"
-	elif [ $rc != 0 ] && ! grep -q '^FAIL: ' "$out"; then
-		fail "$name" "exited with status $rc without a FAIL line"
-	elif [ $n = 0 ]; then
-		fail "$name" "printed no PASS or FAIL line (status $rc)"
-	fi
+	take_verdicts "$name" "" "$WORK/$name.out" $rc "$limit"
 	kernel_log_check "$name"
 }
 

@@ -53,27 +53,13 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 # run_prog PHASE NAME CMD [ARG...]: the program's PASS/FAIL lines, as
 # PHASE/<check>; FAIL if it hung, died silently or said nothing.
 run_prog() {
-	local phase=$1 name=$2 out rc line n=0 t0=$SECONDS
+	local phase=$1 name=$2 t0=$SECONDS limit=${XPS_PROG_TIMEOUT:-600}
 	shift 2
-	out=$WORK/$phase.$name.out
-	timeout -k 10 "${XPS_PROG_TIMEOUT:-600}" "$@" >"$out" 2>"$out.err" </dev/null
-	rc=$?
+	timeout -k 10 "$limit" "$@" >"$WORK/$phase.$name.out" \
+		2>"$WORK/$phase.$name.out.err" </dev/null
+	local rc=$?
 	note "$phase/$name: $((SECONDS - t0)) s"
-	while IFS= read -r line; do
-		case $line in
-		PASS:\ *) pass "$phase/${line#PASS: }"; n=$((n + 1)) ;;
-		FAIL:\ *) echo "FAIL: $phase/${line#FAIL: }"; failed=$((failed + 1)); n=$((n + 1)) ;;
-		*) echo "# $phase/$name: $line" ;;
-		esac
-	done <"$out"
-	sed "s|^|# $phase/$name: |" "$out.err" | head -n 10
-	if [ $rc = 124 ] || [ $rc = 137 ]; then
-		fail "$phase/$name" "did not finish within ${XPS_PROG_TIMEOUT:-600} s (hang?)"
-	elif [ $rc != 0 ] && ! grep -q '^FAIL: ' "$out"; then
-		fail "$phase/$name" "exited with status $rc without a FAIL line"
-	elif [ $n = 0 ]; then
-		fail "$phase/$name" "printed no PASS or FAIL line (status $rc)"
-	fi
+	take_verdicts "$phase/$name" "$phase/" "$WORK/$phase.$name.out" $rc "$limit"
 	klog_take "$KLOG"
 }
 

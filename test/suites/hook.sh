@@ -171,10 +171,33 @@ dmesg >"$T/dmesg.start"
 
 slot_is slot-default-at-start "$DEFAULT_OP"
 
+# counts_then_rmmod ORDER CHECK: with xen_ptswap the owner, CHECK that a
+# 4 MiB workload goes through its op (calls grow by at least 1024, no
+# failed hypercall), then ORDER-rmmod and ORDER-slot-default-after: it
+# unloads and the slot is the default again.
+counts_then_rmmod() {
+	local order=$1 check=$2 c0 c1
+	c0=$(xstat calls)
+	if ! workload 4 2>"$T/work.err"; then
+		fail "$check" "workload: $(tail -n 1 "$T/work.err")"
+	else
+		c1=$(xstat calls)
+		if [ "$c1" -ge $((c0 + 1024)) ] && [ "$(xstat hcall_errors)" -eq 0 ]; then
+			pass "$check"
+		else
+			fail "$check" "calls $c0 -> $c1 over 4 MiB cleared twice; $(tr '\n' ' ' <"$STATS")"
+		fi
+	fi
+	if rmmod xen_ptswap 2>"$T/rmmod.err"; then
+		pass "$order-rmmod"
+	else
+		fail "$order-rmmod" "$(cat "$T/rmmod.err")"
+	fi
+	slot_is "$order-slot-default-after" "$DEFAULT_OP"
+}
+
 # ---------------------------------------------- order A: xen_ptswap first
 order_a() {
-	local c0 c1
-
 	if ! modprobe xen_ptswap 2>"$T/modprobe.err"; then
 		fail a-modprobe "$(cat "$T/modprobe.err")"
 		return
@@ -195,23 +218,7 @@ order_a() {
 		pass a-refused-owner-left-nothing
 	fi
 	slot_is a-slot-still-xen_ptswap "$XPS_OP"
-	c0=$(xstat calls)
-	if ! workload 4 2>"$T/work.err"; then
-		fail a-xen_ptswap-still-counts "workload: $(tail -n 1 "$T/work.err")"
-	else
-		c1=$(xstat calls)
-		if [ "$c1" -ge $((c0 + 1024)) ] && [ "$(xstat hcall_errors)" -eq 0 ]; then
-			pass a-xen_ptswap-still-counts
-		else
-			fail a-xen_ptswap-still-counts "calls $c0 -> $c1 over 4 MiB cleared twice; $(tr '\n' ' ' <"$STATS")"
-		fi
-	fi
-	if rmmod xen_ptswap 2>"$T/rmmod.err"; then
-		pass a-rmmod
-	else
-		fail a-rmmod "$(cat "$T/rmmod.err")"
-	fi
-	slot_is a-slot-default-after "$DEFAULT_OP"
+	counts_then_rmmod a a-xen_ptswap-still-counts
 }
 
 # ----------------------------------------- order B: the test owner first
@@ -264,23 +271,7 @@ order_b() {
 		return
 	fi
 	pass b-xen_ptswap-loads-after
-	c0=$(xstat calls)
-	if ! workload 4 2>"$T/work.err"; then
-		fail b-xen_ptswap-counts "workload: $(tail -n 1 "$T/work.err")"
-	else
-		c1=$(xstat calls)
-		if [ "$c1" -ge $((c0 + 1024)) ] && [ "$(xstat hcall_errors)" -eq 0 ]; then
-			pass b-xen_ptswap-counts
-		else
-			fail b-xen_ptswap-counts "calls $c0 -> $c1 over 4 MiB cleared twice; $(tr '\n' ' ' <"$STATS")"
-		fi
-	fi
-	if rmmod xen_ptswap 2>"$T/rmmod.err"; then
-		pass b-rmmod
-	else
-		fail b-rmmod "$(cat "$T/rmmod.err")"
-	fi
-	slot_is b-slot-default-after "$DEFAULT_OP"
+	counts_then_rmmod b b-xen_ptswap-counts
 }
 
 # -------------------------------- leak: an owner unloads still registered

@@ -1,11 +1,13 @@
 # shellcheck shell=bash
-# test/suites/lib.sh - helpers shared by fail-inject.sh, madv-race.sh and
-# preempt-unload.sh (sourced, not a suite: SUITES does not list it).
+# test/suites/lib.sh - helpers shared by correctness.sh, fail-inject.sh,
+# madv-race.sh and preempt-unload.sh (sourced, not a suite: SUITES does
+# not list it).
 #
 # Conventions of every suite: one "PASS: <check>" or "FAIL: <check>:
 # <why>" line per check, "# ..." notes, "N passed, N failed" last, exit
 # status 0 iff nothing failed.  A check that cannot run FAILs and says why.
-# Needs: $WORK (a scratch directory the suite owns).
+# Needs: $WORK (a scratch directory the suite owns), for the helpers that
+# write there.
 
 passed=0
 failed=0
@@ -103,4 +105,33 @@ prog_verdicts() {
 	f=$(grep -c '^FAIL: ' "$1" 2>/dev/null)
 	first=$(grep -m1 '^FAIL: ' "$1" 2>/dev/null)
 	echo "${p:-0} ${f:-0} $first"
+}
+
+# take_verdicts TAG PREFIX OUT RC LIMIT: a finished program's results into
+# this suite's.  OUT holds its stdout (stderr in OUT.err), RC its exit
+# status, LIMIT the timeout it ran under (s).  Its "PASS: x"/"FAIL: x: y"
+# lines count as PREFIX-prefixed checks, its other lines and the first 20
+# of stderr become "# TAG: ..." notes.  FAILs TAG if the program hit the
+# timeout (status 124 or 137), died with a status other than 0 without a
+# FAIL line, or printed no verdict at all.
+take_verdicts() {
+	local tag=$1 prefix=$2 out=$3 rc=$4 limit=$5 line n=0
+	while IFS= read -r line; do
+		case $line in
+		PASS:\ *) pass "$prefix${line#PASS: }"; n=$((n + 1)) ;;
+		FAIL:\ *)
+			echo "FAIL: $prefix${line#FAIL: }"
+			failed=$((failed + 1))
+			n=$((n + 1)) ;;
+		*) echo "# $tag: $line" ;;
+		esac
+	done <"$out"
+	sed "s|^|# $tag: |" "$out.err" 2>/dev/null | head -n 20
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		fail "$tag" "did not finish within $limit s (hang?)"
+	elif [ "$rc" != 0 ] && ! grep -q '^FAIL: ' "$out"; then
+		fail "$tag" "exited with status $rc without a FAIL line"
+	elif [ $n = 0 ]; then
+		fail "$tag" "printed no PASS or FAIL line (status $rc)"
+	fi
 }

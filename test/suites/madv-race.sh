@@ -60,9 +60,6 @@ BAD_LOG="$BAD_LOG|page_table_check|Bad page map"
 loopdev=
 old_delay=
 
-# One counter of the module's stats file (empty if unreadable).
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS" 2>/dev/null; }
-
 # Puts split_delay_ms back, unmounts, detaches and removes the image.
 cleanup() {
 	[ -n "$old_delay" ] && echo "$old_delay" >"$DELAY" 2>/dev/null

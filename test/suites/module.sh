@@ -20,14 +20,14 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 REPO=$PWD
 T=$(mktemp -d /tmp/xps-module.XXXXXX)
-STATS=/sys/kernel/debug/xen_ptswap/stats
 PROG=$T/xps_dontneed
 MIB=256
-failed=0
 bg_pids=()
 
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1: $2"; failed=1; }
+# pass, fail, finish, the counters and the stats helpers (stats_load,
+# stats_consistent, stats_settle), as in every suite.
+# shellcheck source=test/suites/lib.sh
+. "$REPO/test/suites/lib.sh"
 info() { echo "info: $*"; }
 
 cleanup() {
@@ -75,20 +75,6 @@ xpvec() {
 		print ($(v + 2) == "" ? 0 : $(v + 2)); f = 1 } END { if (!f) print 0 }' "$1"
 }
 
-# stats_load FILE: the counters of a copy of the stats file (or of the
-# file itself) into SV[name], with bash builtins only (no process: the
-# 100-cycle loop reads them every cycle).
-declare -A SV
-stats_load() {
-	local k v
-
-	SV=()
-	[ -r "$1" ] || return 0
-	while read -r k v; do
-		SV[$k]=$v
-	done <"$1"
-}
-
 # stdelta PREFIX NAME: a counter's growth from PREFIX.st0 to PREFIX.st1.
 stdelta() {
 	local before
@@ -97,26 +83,6 @@ stdelta() {
 	before=${SV[$2]:-0}
 	stats_load "$1.st1"
 	echo $((${SV[$2]:-0} - before))
-}
-
-# stats_consistent: in SV, calls equals the sum of the classes.
-stats_consistent() {
-	[ "${SV[calls]:-0}" -eq $((${SV[unpinned]:-0} + ${SV[none]:-0} +
-		${SV[deferred]:-0} + ${SV[swapped]:-0} + ${SV[fallbacks]:-0})) ] &&
-		[ "${SV[hcall_errors]:-0}" -eq "${SV[fallbacks]:-0}" ]
-}
-
-# stats_settle: load the live counters into SV.  They are summed over the
-# CPUs without a lock, so read until a quiet moment gives a consistent
-# copy (other processes may be clearing PTEs meanwhile).
-stats_settle() {
-	local i
-
-	for i in {1..50}; do
-		stats_load "$STATS"
-		stats_consistent && return 0
-	done
-	return 1
 }
 
 # measure LABEL ARGS...: run the helper once with ARGS; it snapshots
@@ -488,4 +454,4 @@ patched/patched|debug/patched)
 	;;
 esac
 
-exit $failed
+finish
