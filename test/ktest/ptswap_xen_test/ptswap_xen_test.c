@@ -877,6 +877,71 @@ static bool check_stock_refuses(struct slots *s, char *why)
 	return true;
 }
 
+/* --- a plain frame the other vCPU keeps writing ------------------------ */
+
+#define BUSY_SWAPS	20000	/* swaps of a word the other vCPU rewrites */
+#define BUSY_MARK	BIT_ULL(63)	/* set in every value the swaps install */
+
+/* Helper: rewrite the word with an increasing count (bit 63 clear). */
+static int busy_helper(void *arg)
+{
+	struct duo *d = arg;
+	u64 n = 0;
+
+	while (!kthread_should_stop()) {
+		WRITE_ONCE(*(u64 *)d->va, n++ & ~BUSY_MARK);
+		if (!(n & 1023))
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Xen retries a lost race on a writable frame a bounded number of times,
+ * then fails the request with -EBUSY (it used to restart through
+ * continuations for as long as the guest kept writing).  Every swap must
+ * return; one that succeeds returns a value the helper wrote or our own
+ * last one, one that fails gets -EBUSY with done 0 and its val untouched.
+ */
+static bool busy_main(struct duo *d)
+{
+	u64 *word = d->va, maddr = arbitrary_virt_to_machine(word).maddr, val, mine;
+	unsigned int i, ok_n = 0, busy_n = 0;
+	int done, rc;
+
+	for (i = 0; i < BUSY_SWAPS; i++) {
+		mine = BUSY_MARK | i;
+		val = mine;
+		rc = swap_one(maddr, &val, &done);
+		if (rc == -EBUSY && done == 0 && val == mine) {
+			busy_n++;
+		} else if (!rc && done == 1 && val != mine) {
+			ok_n++;
+		} else {
+			return FAIL(d->why, "swap %u: rc %d, done %d, val %#llx (installed %#llx)",
+				    i, rc, done, val, mine);
+		}
+		if (!(i & 255))
+			cond_resched();
+	}
+	pr_info("busy plain frame: %u swaps done, %u refused with -EBUSY\n", ok_n, busy_n);
+	return true;
+}
+
+static bool check_plain_frame_busy(struct slots *s, char *why)
+{
+	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	struct duo d = { .main = busy_main, .helper = busy_helper, .s = s };
+	bool ok;
+
+	if (!page)
+		return FAIL(why, "cannot run because no memory");
+	d.va = (u64 *)page_address(page) + 7;
+	ok = duo_run(&d, why);
+	__free_page(page);
+	return ok;
+}
+
 /* --------------------------------------------------------------------- */
 
 /* In order: the later ones assume the earlier ones work. */
@@ -895,6 +960,7 @@ static const struct {
 	{ "l3-target-einval", check_l3 },
 	{ "l4-target-einval", check_l4 },
 	{ "plain-frame-exchange", check_plain_frame },
+	{ "plain-frame-busy-bounded", check_plain_frame_busy },
 	{ "ad-bits-from-other-vcpu", check_ad },
 	{ "preempted-batch", check_preempted_batch },
 	{ "readonly-request-array", check_readonly_array },
