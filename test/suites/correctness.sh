@@ -52,8 +52,6 @@ esac
 [ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }
 
 # ------------------------------------------------------------- the module
-module_loaded() { [ -d /sys/module/xen_ptswap ]; }
-
 module_args() {
 	case $cfg in sync) echo mode=sync ;; *) ;; esac
 }
@@ -62,7 +60,7 @@ module_args() {
 # else prints why on stdout.
 module_configure() {
 	local out
-	if module_loaded; then
+	if xps_loaded; then
 		out=$(rmmod xen_ptswap 2>&1) || { echo "rmmod xen_ptswap failed: $out"; return 1; }
 	fi
 	[ "$cfg" = unloaded ] && return 0
@@ -267,7 +265,7 @@ stress() {
 		else
 			fail stress-module-reload "${cycles:-0} cycles, ${errors:-?} rmmod/modprobe failures, last: ${last:-}"
 		fi
-		if ! module_loaded; then
+		if ! xps_loaded; then
 			# shellcheck disable=SC2046
 			modprobe xen_ptswap $(module_args) >/dev/null 2>&1
 		fi
@@ -314,7 +312,7 @@ run_prog xen_console "$BIN/xen_console" check
 
 # The configuration still holds at the end.
 if [ "$cfg" = unloaded ]; then
-	if module_loaded; then
+	if xps_loaded; then
 		fail module-config-at-end "xen_ptswap is loaded"
 	else
 		pass module-config-at-end

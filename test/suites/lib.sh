@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # test/suites/lib.sh - helpers shared by correctness.sh, fail-inject.sh,
-# madv-race.sh and preempt-unload.sh (sourced, not a suite: SUITES does
-# not list it).
+# madv-race.sh, module.sh and preempt-unload.sh (sourced, not a suite:
+# SUITES does not list it).
 #
 # Conventions of every suite: one "PASS: <check>" or "FAIL: <check>:
 # <why>" line per check, "# ..." notes, "N passed, N failed" last, exit
