@@ -36,6 +36,31 @@ static pte_t xps_fallback(pte_t *ptep, int err)
 	return native_ptep_get_and_clear(ptep);
 }
 
+/*
+ * The swap exchanged the entry but Xen could not hand back what it
+ * replaced (test/xen-patch/ 0003's write-back edge).  The entry is none
+ * already: a native xchg would return that none and leak the page.
+ * Return @pte, read before the swap, which can lack only A/D bits the
+ * hardware set since; report the page accessed and, if writable, dirty,
+ * so that at worst a clean page is written back once more.
+ */
+static pte_t xps_lost_old(pte_t pte, int err)
+{
+	pteval_t val = native_pte_val(pte);
+
+	xps_count(XPS_STAT_HCALL_ERRORS);
+	xps_count(XPS_STAT_LOST_OLD);
+	xps_count(XPS_STAT_SWAPPED);
+	pr_warn_once("MMU_PT_UPDATE_SWAP cleared an entry but failed to return it (error %d): using the value read before, as accessed and dirty\n",
+		     err);
+	if (val & _PAGE_PRESENT) {
+		val |= _PAGE_ACCESSED;
+		if (val & _PAGE_RW)
+			val |= _PAGE_DIRTY;
+	}
+	return native_make_pte(val);
+}
+
 /**
  * xps_ptep_get_and_clear() - clear a PTE on Xen PV without a trap
  * @mm: the address space (unused: the page table page says all)
@@ -56,15 +81,18 @@ static pte_t xps_fallback(pte_t *ptep, int err)
  *    read; only its A bit may differ from what a native xchg returns.
  * 4. Otherwise flush the queued updates so that they land before this
  *    one, and exchange the entry with one MMU_PT_UPDATE_SWAP, which
- *    returns the exact old value.  If the hypercall fails, fall back to
- *    the native xchg (trapped, but exact and still a clear), count the
- *    error and warn once.
+ *    returns the exact old value.  If the hypercall fails without
+ *    changing the entry, fall back to the native xchg (trapped, but exact
+ *    and still a clear), count the error and warn once.  If it changed
+ *    the entry but lost the old value, see xps_lost_old(): never the
+ *    native xchg then.
  *
  * Return: the entry that was replaced, as a raw machine (MFN) value.
  */
 pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 			     pte_t *ptep)
 {
+	bool changed;
 	pteval_t old;
 	pte_t pte;
 	int err;
@@ -90,9 +118,9 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	}
 
 	arch_flush_lazy_mmu_mode();
-	err = xps_hypercall_swap(ptep, &old);
+	err = xps_hypercall_swap(ptep, &old, &changed);
 	if (unlikely(err))
-		return xps_fallback(ptep, err);
+		return changed ? xps_lost_old(pte, err) : xps_fallback(ptep, err);
 	xps_count(XPS_STAT_SWAPPED);
 	return native_make_pte(old);
 }

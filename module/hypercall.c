@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hypercall.c - the MMU_PT_UPDATE_SWAP sub-op of mmu_update, and the
- * question whether Xen offers it.
+ * questions whether Xen offers it and whether it does what we rely on.
  *
  * The sub-op and the feature bit are defined by test/xen-patch/ and
  * numbered in include/xen_ptswap_abi.h.
@@ -11,9 +11,12 @@
 #include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/fault-inject.h>
+#include <linux/pgtable.h>
+#include <linux/vmalloc.h>
 #include <xen/interface/xen.h>
 #include <xen/interface/version.h>
 #include <asm/xen/hypercall.h>
+#include <asm/pgtable_types.h>
 #include <asm/xen/page.h>
 
 #include "xen_ptswap_abi.h"
@@ -40,8 +43,119 @@ bool xps_xen_has_swap(void)
 	return fi.submap & BIT(XENFEAT_mmu_pt_update_swap % 32);
 }
 
+/*
+ * One MMU_PT_UPDATE_SWAP request: exchange the L1 entry at @ptep with @new.
+ * Return 0 and the replaced entry in *@old, or a negative errno with *@old
+ * untouched.  *@changed says whether Xen counted the request done: then it
+ * exchanged the entry, even if it failed afterwards (test/xen-patch/ 0003:
+ * the write-back into the request can fail after the exchange only if the
+ * request's page is remapped under the call).
+ */
+static int xps_swap_one(pte_t *ptep, pteval_t new, pteval_t *old,
+			bool *changed)
+{
+	struct mmu_update req = {
+		.ptr = virt_to_machine(ptep).maddr | MMU_PT_UPDATE_SWAP,
+		.val = new,
+	};
+	unsigned int done = 0;
+	int rc;
+
+	rc = HYPERVISOR_mmu_update(&req, 1, &done, DOMID_SELF);
+	*changed = done == 1;
+	if (rc < 0)
+		return rc;
+	if (done != 1)
+		return -EIO;
+	*old = req.val;
+	return 0;
+}
+
+/* Entries equal but for the A/D bits, which hardware may set at any time. */
+static bool xps_same_entry(pteval_t a, pteval_t b)
+{
+	return !((a ^ b) & ~(pteval_t)(_PAGE_ACCESSED | _PAGE_DIRTY));
+}
+
+#define XPS_PROBE_MAGIC	0x7870737761702d31ULL	/* "xpswap-1" */
+
+/**
+ * xps_probe_swap() - check that MMU_PT_UPDATE_SWAP does what we rely on
+ * @why: set to a one-line reason when the check fails
+ *
+ * XENFEAT_mmu_pt_update_swap and sub-op 4 are test/xen-patch/'s numbers,
+ * not allocated upstream: a Xen that uses them for something else would
+ * make every swap hand back a wrong "old" entry (a leaked page, a lost D
+ * bit).  So before installing anything, exchange the L1 entry of one page
+ * of our own (vmalloc(), whose L1 table Xen PV pins with init_mm) to none
+ * and back, and check the contract: each call succeeds, returns the entry
+ * it replaced (the original, then none), leaves the entry holding the new
+ * value, and the page still holds what was written to it.  On any
+ * mismatch the original entry is put back with set_pte() (an ordinary
+ * mmu_update); if even that does not restore it, the page is leaked
+ * rather than freed under an entry we cannot trust.  Call only when
+ * xps_xen_has_swap() is true, outside lazy MMU mode.
+ *
+ * Return: 0 if the sub-op behaves as specified; -ENOMEM if no page could
+ * be had; -EFAULT if the page's L1 entry cannot be found; -EPROTO if the
+ * sub-op fails or misbehaves (*@why says how).
+ */
+int xps_probe_swap(const char **why)
+{
+	u64 *page = vmalloc(PAGE_SIZE);
+	unsigned int level;
+	pteval_t orig, old = 0;
+	bool changed;
+	pte_t *ptep;
+	int err = -EPROTO;
+
+	if (!page) {
+		*why = "no memory for the probe page";
+		return -ENOMEM;
+	}
+	page[0] = XPS_PROBE_MAGIC;
+	page[PAGE_SIZE / sizeof(u64) - 1] = ~XPS_PROBE_MAGIC;
+
+	ptep = lookup_address((unsigned long)page, &level);
+	if (!ptep || level != PG_LEVEL_4K) {
+		*why = "cannot find the probe page's L1 entry";
+		vfree(page);
+		return -EFAULT;
+	}
+	orig = native_pte_val(ptep_get(ptep));
+
+	if (xps_swap_one(ptep, 0, &old, &changed)) {
+		*why = changed ? "swapping an entry to none failed after changing it" :
+				 "swapping an entry to none failed";
+	} else if (!xps_same_entry(old, orig)) {
+		*why = "swapping an entry to none returned a value that is not the entry";
+	} else if (native_pte_val(ptep_get(ptep))) {
+		*why = "swapping an entry to none left it set";
+	} else if (xps_swap_one(ptep, orig, &old, &changed)) {
+		*why = "swapping the entry back failed";
+	} else if (old) {
+		*why = "swapping the entry back did not return none";
+	} else if (!xps_same_entry(native_pte_val(ptep_get(ptep)), orig)) {
+		*why = "swapping the entry back did not restore it";
+	} else if (READ_ONCE(page[0]) != XPS_PROBE_MAGIC ||
+		   READ_ONCE(page[PAGE_SIZE / sizeof(u64) - 1]) != ~XPS_PROBE_MAGIC) {
+		*why = "the probe page lost its contents across the swaps";
+	} else {
+		err = 0;
+	}
+
+	if (err && !xps_same_entry(native_pte_val(ptep_get(ptep)), orig)) {
+		set_pte(ptep, native_make_pte(orig));
+		if (!xps_same_entry(native_pte_val(ptep_get(ptep)), orig))
+			return err;	/* leak the page: its entry is not ours */
+	}
+	vfree(page);
+	return err;
+}
+
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 static DECLARE_FAULT_ATTR(xps_fail_swap);
+static DECLARE_FAULT_ATTR(xps_fail_writeback);
 
 /**
  * DOC: /sys/kernel/debug/xen_ptswap/fail_swap/
@@ -57,19 +171,41 @@ static DECLARE_FAULT_ATTR(xps_fail_swap);
  */
 
 /**
- * xps_fail_init() - create the fail_swap fault-injection attributes
+ * DOC: /sys/kernel/debug/xen_ptswap/fail_swap_writeback/
+ *
+ * The same attributes for the write-back edge of the sub-op's contract
+ * (test/xen-patch/ 0003): a call that should_fail() picks is issued and
+ * exchanges the entry, then xps_hypercall_swap() drops the replaced value
+ * Xen returned and reports -EFAULT with the request counted done, as Xen
+ * does when it cannot write the old entry back after the exchange.  The
+ * caller must not fall back to a native xchg (the entry is already none);
+ * it returns the entry it read before, as accessed and, if writable,
+ * dirty (hcall_errors, lost_old and swapped counted, one warning).  Off
+ * at every load.
+ */
+
+/**
+ * xps_fail_init() - create the fault-injection attributes
  * @dir: the module's debugfs directory
  *
- * Errors of debugfs are ignored, as for the stats file.
+ * Creates fail_swap/ and fail_swap_writeback/ in @dir.  Errors of debugfs
+ * are ignored, as for the stats file.
  */
 void xps_fail_init(struct dentry *dir)
 {
 	fault_create_debugfs_attr("fail_swap", dir, &xps_fail_swap);
+	fault_create_debugfs_attr("fail_swap_writeback", dir,
+				  &xps_fail_writeback);
 }
 
 static bool xps_swap_should_fail(void)
 {
 	return should_fail(&xps_fail_swap, 1);
+}
+
+static bool xps_writeback_should_fail(void)
+{
+	return should_fail(&xps_fail_writeback, 1);
 }
 #else
 void xps_fail_init(struct dentry *dir)
@@ -77,6 +213,11 @@ void xps_fail_init(struct dentry *dir)
 }
 
 static bool xps_swap_should_fail(void)
+{
+	return false;
+}
+
+static bool xps_writeback_should_fail(void)
 {
 	return false;
 }
@@ -88,35 +229,37 @@ static bool xps_swap_should_fail(void)
  *	Xen does a plain atomic exchange)
  * @old: where to store the entry Xen replaced, as the raw machine value a
  *	native xchg on the entry would have returned
+ * @changed: set to whether the entry was exchanged, also on error
  *
  * One mmu_update hypercall with one request on the stack: ptr is the
  * machine address of the entry with the sub-op in its low bits, val the
  * new entry (0).  Xen exchanges the entry atomically, tolerating A/D bits
  * set by the hardware meanwhile, and writes the old entry back into val.
- * A request is either done completely or not at all.
+ * A failed request normally changed nothing; only when Xen cannot write
+ * the old entry back after the exchange (the request's page remapped
+ * under the call: test/xen-patch/ 0003) does it fail with the request
+ * counted done: the entry is then none and its old value lost, and
+ * *@changed is true.
  *
  * Return: 0 on success; the negative errno from Xen; -EIO if Xen
- * returned success without doing the request; -EINVAL when the
- * fault-injection attribute fail_swap picks this call (see above).  On error @old is not
- * written and the entry is unchanged.
+ * returned success without doing the request; -EINVAL when fail_swap
+ * picks this call, -EFAULT with *@changed true when fail_swap_writeback
+ * does (see above).  On error @old is not written.
  */
-int xps_hypercall_swap(pte_t *ptep, pteval_t *old)
+int xps_hypercall_swap(pte_t *ptep, pteval_t *old, bool *changed)
 {
-	struct mmu_update req = {
-		.ptr = virt_to_machine(ptep).maddr | MMU_PT_UPDATE_SWAP,
-		.val = 0,
-	};
-	unsigned int done = 0;
+	pteval_t val;
 	int rc;
 
+	*changed = false;
 	if (xps_swap_should_fail())
 		return -EINVAL;
 
-	rc = HYPERVISOR_mmu_update(&req, 1, &done, DOMID_SELF);
-	if (rc < 0)
+	rc = xps_swap_one(ptep, 0, &val, changed);
+	if (rc)
 		return rc;
-	if (done != 1)
-		return -EIO;
-	*old = req.val;
+	if (xps_writeback_should_fail())
+		return -EFAULT;
+	*old = val;
 	return 0;
 }

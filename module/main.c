@@ -17,6 +17,7 @@
 
 #include "stats.h"
 #include "xen_ptswap.h"
+#include "xen_ptswap_abi.h"
 
 enum xps_mode xps_mode = XPS_MODE_BATCHED;
 
@@ -69,6 +70,9 @@ MODULE_PARM_DESC(mode,
 /* Each failed check prints one line: the cause and what to do. */
 static int __init xps_check(void)
 {
+	const char *why = "";
+	int err;
+
 	if (!xen_pv_domain()) {
 		pr_err("not a Xen PV domain: this module only works in a Xen PV guest or PV Dom0\n");
 		return -ENODEV;
@@ -80,6 +84,17 @@ static int __init xps_check(void)
 	if (!xps_xen_has_swap()) {
 		pr_err("Xen does not offer MMU_PT_UPDATE_SWAP (XENFEAT_mmu_pt_update_swap clear): boot a Xen built with test/xen-patch/\n");
 		return -EOPNOTSUPP;
+	}
+	err = xps_probe_swap(&why);
+	if (err == -EPROTO) {
+		pr_err("Xen advertises XENFEAT_mmu_pt_update_swap, but a probe swap of one of our own entries failed (%s): this Xen's feature bit %d or mmu_update sub-op %d is not test/xen-patch/'s, not loading\n",
+		       why, XENFEAT_mmu_pt_update_swap, MMU_PT_UPDATE_SWAP);
+		return -EOPNOTSUPP;
+	}
+	if (err) {
+		pr_err("cannot probe MMU_PT_UPDATE_SWAP: %s (error %d)\n",
+		       why, err);
+		return err;
 	}
 	return 0;
 }

@@ -22,10 +22,14 @@
  * @XPS_STAT_SWAPPED: synchronous MMU_PT_UPDATE_SWAP that succeeded
  * @XPS_STAT_HCALL_ERRORS: MMU_PT_UPDATE_SWAP that failed
  * @XPS_STAT_FALLBACKS: native xchg after a failed MMU_PT_UPDATE_SWAP
+ *	that changed nothing
+ * @XPS_STAT_LOST_OLD: failed MMU_PT_UPDATE_SWAP that cleared the entry but
+ *	lost the old value (the sub-op's write-back edge; also in swapped)
  * @XPS_NR_STATS: number of counters
  *
  * Every call ends in exactly one of unpinned, none, deferred, swapped and
- * fallbacks, so at rest calls is their sum; hcall_errors equals fallbacks.
+ * fallbacks, so at rest calls is their sum; hcall_errors equals fallbacks
+ * plus lost_old.
  */
 enum xps_stat {
 	XPS_STAT_CALLS,
@@ -35,6 +39,7 @@ enum xps_stat {
 	XPS_STAT_SWAPPED,
 	XPS_STAT_HCALL_ERRORS,
 	XPS_STAT_FALLBACKS,
+	XPS_STAT_LOST_OLD,
 	XPS_NR_STATS,
 };
 

@@ -46,7 +46,8 @@ int xps_hook_install(void);
 void xps_hook_restore(void);
 
 bool xps_xen_has_swap(void);
-int xps_hypercall_swap(pte_t *ptep, pteval_t *old);
+int xps_probe_swap(const char **why);
+int xps_hypercall_swap(pte_t *ptep, pteval_t *old, bool *changed);
 void xps_fail_init(struct dentry *dir);
 
 #endif /* XEN_PTSWAP_H */

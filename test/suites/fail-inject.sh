@@ -17,8 +17,14 @@
 # with 100 %, then one with 0 %.  Checks, per phase: every program's own
 # checks of memory contents pass; hcall_errors grew and equals fallbacks;
 # calls = unpinned + none + deferred + swapped + fallbacks; at 100 % no
-# swap succeeded; at 0 % hcall_errors no longer grows.  Per load: exactly
-# one "MMU_PT_UPDATE_SWAP failed" warning, and no WARNING:, BUG:, Oops,
+# swap succeeded; at 0 % hcall_errors no longer grows.  Then the
+# write-back edge: fail_swap_writeback (same directory) lets XPS_FAIL_PCT %
+# of the swaps clear the entry and then report -EFAULT with the old value
+# dropped; the module must return the value it read before and never
+# clear again natively: lost_old grew and equals hcall_errors' growth,
+# fallbacks did not grow, data intact.  Per load: exactly one
+# "MMU_PT_UPDATE_SWAP failed" warning and one "cleared an entry but failed
+# to return it" warning, and no WARNING:, BUG:, Oops,
 # Bad page, Bad rss-counter or failed multicall in the kernel log; at the
 # end Xen's console ring has no L1 validation error or crash.
 # It also reports what a failed *deferred* clear (the kernel's lazy
@@ -37,9 +43,11 @@ WORK=/tmp/xps-fail-inject
 . "$SUITES/lib.sh"
 
 FAIL_DIR=/sys/kernel/debug/xen_ptswap/fail_swap
+WB_DIR=/sys/kernel/debug/xen_ptswap/fail_swap_writeback
 PCT=${XPS_FAIL_PCT:-10}
 ROUNDS=${XPS_RACE_ROUNDS:-16}
 WARN_RE='xen_ptswap: MMU_PT_UPDATE_SWAP failed'
+LOST_RE='xen_ptswap: MMU_PT_UPDATE_SWAP cleared an entry but failed to return it'
 ext4_dir=$WORK/ext4
 loopdev=
 BIN=
@@ -95,18 +103,18 @@ file_test() {
 	umount "$ext4_dir" 2>/dev/null
 }
 
-# fail_set PCT: fail_swap picks PCT % of the swaps, every call eligible
-# (interval 1), no limit (times -1), silent (verbose 0: a stack dump per
-# failure would take ages under QEMU's software CPU).
+# fail_set DIR PCT: the fault attribute DIR picks PCT % of the swaps,
+# every call eligible (interval 1), no limit (times -1), silent (verbose 0:
+# a stack dump per failure would take ages under QEMU's software CPU).
 fail_set() {
-	local f v
-	for f in interval:1 times:-1 verbose:0 space:0 task-filter:N stacktrace-depth:0 "probability:$1"; do
+	local dir=$1 f v
+	for f in interval:1 times:-1 verbose:0 space:0 task-filter:N stacktrace-depth:0 "probability:$2"; do
 		v=${f#*:}
-		f=$FAIL_DIR/${f%%:*}
+		f=$dir/${f%%:*}
 		[ -e "$f" ] || continue
 		echo "$v" >"$f" 2>/dev/null || { note "could not write $v to $f"; return 1; }
 	done
-	[ "$(cat "$FAIL_DIR/probability")" = "$1" ] && [ "$(cat "$FAIL_DIR/times")" = -1 ]
+	[ "$(cat "$dir/probability")" = "$2" ] && [ "$(cat "$dir/times")" = -1 ]
 }
 
 # load MODE: (re)load the module; FAIL and return 1 if it or fail_swap
@@ -121,31 +129,31 @@ load() {
 		return 1
 	fi
 	pass "$mode-load"
-	if [ ! -d "$FAIL_DIR" ]; then
-		fail "$mode-fail-swap-attributes" "cannot run because $FAIL_DIR does not exist: kernel $(uname -r) lacks CONFIG_FAULT_INJECTION_DEBUG_FS (only the lab's debug kernel, test/lab/run --kernel debug, has it)"
+	if [ ! -d "$FAIL_DIR" ] || [ ! -d "$WB_DIR" ]; then
+		fail "$mode-fail-swap-attributes" "cannot run because $FAIL_DIR or $WB_DIR does not exist: kernel $(uname -r) lacks CONFIG_FAULT_INJECTION_DEBUG_FS (only the lab's debug kernel, test/lab/run --kernel debug, has it)"
 		return 1
 	fi
 	# Off at every load: probability 0 and the framework's default times 1.
-	if [ "$(cat "$FAIL_DIR/probability")" = 0 ]; then
+	if [ "$(cat "$FAIL_DIR/probability")" = 0 ] && [ "$(cat "$WB_DIR/probability")" = 0 ]; then
 		pass "$mode-fail-swap-off-at-load"
 	else
-		fail "$mode-fail-swap-off-at-load" "probability is $(cat "$FAIL_DIR/probability") right after modprobe"
+		fail "$mode-fail-swap-off-at-load" "probability is $(cat "$FAIL_DIR/probability") (fail_swap), $(cat "$WB_DIR/probability") (fail_swap_writeback) right after modprobe"
 	fi
 }
 
-# phase TAG MODE PCT PROG...: run PROGs with PCT % of the swaps failing,
-# then check the counters' growth over the phase.
+# phase TAG MODE PCT PROG...: run PROGs with PCT % of the swaps failing
+# (fail_swap), then check the counters' growth over the phase.
 phase() {
 	local tag=$1 mode=$2 pct=$3 p t0=$SECONDS
 	shift 3
-	if ! fail_set "$pct"; then
+	if ! fail_set "$FAIL_DIR" "$pct"; then
 		fail "$tag-set-probability" "could not set $FAIL_DIR to $pct % (times -1)"
 		return
 	fi
 	note "$tag: mode=$mode, fail_swap probability $pct %"
 	stats_settle
 	local -A B
-	for p in calls unpinned none deferred swapped hcall_errors fallbacks; do B[$p]=${SV[$p]:-0}; done
+	for p in calls unpinned none deferred swapped hcall_errors fallbacks lost_old; do B[$p]=${SV[$p]:-0}; done
 	for p in "$@"; do
 		case $p in
 		shmem_race) run_prog "$tag" shmem_race "$BIN/shmem_race" "$ROUNDS" ;;
@@ -160,8 +168,11 @@ phase() {
 	pass "$tag-counters-consistent"
 	local d_calls=$((SV[calls] - B[calls])) d_def=$((SV[deferred] - B[deferred]))
 	local d_swap=$((SV[swapped] - B[swapped])) d_err=$((SV[hcall_errors] - B[hcall_errors]))
-	local d_fb=$((SV[fallbacks] - B[fallbacks]))
-	note "$tag: over $((SECONDS - t0)) s: calls +$d_calls deferred +$d_def swapped +$d_swap hcall_errors +$d_err fallbacks +$d_fb"
+	local d_fb=$((SV[fallbacks] - B[fallbacks])) d_lost=$((${SV[lost_old]:-0} - B[lost_old]))
+	note "$tag: over $((SECONDS - t0)) s: calls +$d_calls deferred +$d_def swapped +$d_swap hcall_errors +$d_err fallbacks +$d_fb lost_old +$d_lost"
+	if [ "$d_lost" != 0 ]; then
+		fail "$tag-no-lost-old" "lost_old +$d_lost with only fail_swap on"
+	fi
 	if [ "$pct" -gt 0 ]; then
 		if [ "$d_err" -gt 0 ] && [ "$d_err" -eq "$d_fb" ]; then
 			pass "$tag-swap-failures-fall-back"
@@ -195,6 +206,47 @@ phase() {
 	esac
 }
 
+# wb_phase TAG MODE PCT PROG...: run PROGs with fail_swap_writeback
+# picking PCT % of the swaps: each is done by Xen, then reported as failed
+# after the exchange with its old value dropped (the sub-op's write-back
+# edge).  The module must return the value it read before, never clear
+# again with a native xchg (that would return none: a leaked page, an rss
+# counter off, which the kernel log check catches); the programs' data
+# checks show no write was lost.
+wb_phase() {
+	local tag=$1 mode=$2 pct=$3 p t0=$SECONDS
+	shift 3
+	if ! fail_set "$WB_DIR" "$pct"; then
+		fail "$tag-set-probability" "could not set $WB_DIR to $pct % (times -1)"
+		return
+	fi
+	note "$tag: mode=$mode, fail_swap_writeback probability $pct %"
+	stats_settle
+	local -A B
+	for p in swapped hcall_errors fallbacks lost_old; do B[$p]=${SV[$p]:-0}; done
+	for p in "$@"; do
+		case $p in
+		shmem_race) run_prog "$tag" shmem_race "$BIN/shmem_race" "$ROUNDS" ;;
+		file_shared) file_test "$tag" ;;
+		*) run_prog "$tag" "$p" "$BIN/$p" ;;
+		esac
+	done
+	fail_set "$WB_DIR" 0 || note "could not set $WB_DIR back to 0 %"
+	if ! stats_settle; then
+		fail "$tag-counters-consistent" "never calls = unpinned+none+deferred+swapped+fallbacks with hcall_errors = fallbacks + lost_old: $(tr '\n' ' ' <"$STATS")"
+		return
+	fi
+	pass "$tag-counters-consistent"
+	local d_swap=$((SV[swapped] - B[swapped])) d_err=$((SV[hcall_errors] - B[hcall_errors]))
+	local d_fb=$((SV[fallbacks] - B[fallbacks])) d_lost=$((${SV[lost_old]:-0} - B[lost_old]))
+	note "$tag: over $((SECONDS - t0)) s: swapped +$d_swap hcall_errors +$d_err fallbacks +$d_fb lost_old +$d_lost"
+	if [ "$d_lost" -gt 0 ] && [ "$d_err" -eq "$d_lost" ] && [ "$d_fb" = 0 ] && [ "$d_swap" -gt "$d_lost" ]; then
+		pass "$tag-lost-old-never-falls-back"
+	else
+		fail "$tag-lost-old-never-falls-back" "lost_old +$d_lost, hcall_errors +$d_err, fallbacks +$d_fb, swapped +$d_swap (want lost_old > 0 = hcall_errors, no fallback, swapped > lost_old)"
+	fi
+}
+
 # load_checks MODE: the kernel log of this load.
 load_checks() {
 	local mode=$1 n
@@ -206,6 +258,12 @@ load_checks() {
 		fail "$mode-one-warning-per-load" "$n '$WARN_RE' lines (want exactly 1, error -22): $(grep "$WARN_RE" "$KLOG" | head -n 2 | tr '\n' '|')"
 	fi
 	note "$mode: $(grep -m1 "$WARN_RE" "$KLOG" | sed 's/^\[[^]]*\] //')"
+	n=$(grep -c "$LOST_RE" "$KLOG")
+	if [ "$n" = 1 ] && grep -q "$LOST_RE (error -14)" "$KLOG"; then
+		pass "$mode-one-lost-old-warning-per-load"
+	else
+		fail "$mode-one-lost-old-warning-per-load" "$n '$LOST_RE' lines (want exactly 1, error -14)"
+	fi
 	klog_check "$mode-kernel-log" "$KLOG"
 	if grep -q 'multicall(s) failed' "$KLOG"; then
 		fail "$mode-no-failed-deferred-clear" "$(grep -m1 -A1 'multicall(s) failed' "$KLOG" | tr '\n' '|')"
@@ -267,6 +325,7 @@ for mode in batched sync; do
 	phase "$mode-${PCT}pct" "$mode" "$PCT" "${ALL_PROGS[@]}"
 	phase "$mode-100pct" "$mode" 100 "${HARD_PROGS[@]}"
 	phase "$mode-0pct" "$mode" 0 dontneed munmap
+	wb_phase "$mode-writeback-${PCT}pct" "$mode" "$PCT" dontneed munmap shmem_race file_shared fork_cow
 	# rmmod first: its kernel log (the slot's unregister) belongs to this load.
 	rmmod xen_ptswap || fail "$mode-rmmod" "rmmod xen_ptswap failed"
 	load_checks "$mode"
