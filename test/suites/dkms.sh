@@ -3,10 +3,11 @@
 # (issue 7): the dkms.conf and Kbuild at the top of the repo.
 #
 # On the patched lab kernel: `dkms add`, `dkms build`, `dkms install`,
-# then modprobe loads the DKMS-built module and rmmod removes it; and
-# `dkms build` against Debian's stock 6.1 headers succeeds without
-# warnings, producing a module built without the hook (it refuses to load
-# there, see module.sh).  Runs in the overlay root, so nothing persists.
+# then modprobe loads the DKMS-built module and rmmod removes it.  The
+# build against Debian's stock 6.1 headers runs on the host instead
+# (test/dkms-stock, in every `make check`): compiling under QEMU's
+# software CPU took ten minutes for it.  Runs in the overlay root, so
+# nothing persists.
 # Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check.
 
 set -u
@@ -97,17 +98,5 @@ if [ "${XPS_LAB_KERNEL:-patched}" = patched ]; then
 fi
 
 # Debian's stock 6.1 headers, if the host has them: builds, no hook.
-stock=$(find /lib/modules -maxdepth 1 -name '6.1.*-amd64' -printf '%f\n' | sort -V | tail -n 1)
-if [ -z "$stock" ] || [ ! -e "/lib/modules/$stock/build/Makefile" ]; then
-	fail dkms-build-stock-headers "cannot run because no linux-headers-6.1.*-amd64 is installed"
-elif build_ok dkms-build-stock-headers "$stock"; then
-	if has_hook "$(dkms_ko "$stock")"; then
-		fail dkms-build-stock-headers-no-hook "Kbuild found a hook in Debian's $stock headers"
-	else
-		pass dkms-build-stock-headers-no-hook
-	fi
-	info "stock build: $(modinfo -F vermagic "$(dkms_ko "$stock")")"
-fi
-
 dkms remove -m "$NAME" -v "$VER" --all >/dev/null 2>&1
 exit $failed
