@@ -9,6 +9,12 @@
 #      unloaded / mode=batched / mode=sync for $AB_ROUNDS rounds, with the
 #      native floor beside them, into out/ab-$AB_BENCH.{csv,txt,png} and
 #      out/ab-$AB_BENCH-summary.csv;
+#   3. unless AB_GUESTS=0 (and only for AB_BENCH=madv): patched Xen with
+#      memory for guests: test/lab/xl-guest starts a PV guest of
+#      AB_GUEST_MIB MiB, and tools/ab-run --bench save, restore and migrate
+#      alternate the same variants for AB_GUEST_ROUNDS rounds each (no
+#      native floor: these need Xen), into out/ab-{save,restore,migrate}.*;
+#      the guest checks its whole memory pattern after every operation;
 # ab-run prints each boot's table inside it (the A/B one with issue 5's
 # targets, also kept in out/ab-$AB_BENCH.txt) and test/lab/run relays the
 # booted system's console here, so each table appears once; then one line
@@ -19,8 +25,11 @@
 #   not 0)  AB_ROUNDS=5  AB_BENCH=madv (madv|munmap|foreign)
 #   AB_FRAMES=65536 AB_BATCH=1024 (foreign only; positive integers, like
 #   AB_ROUNDS)
-#   LAB_OPTS="" extra test/lab/run options for the Xen boot (e.g.
-#   "--timeout 3600").
+#   LAB_OPTS="" extra test/lab/run options for the Xen boots (e.g.
+#   "--timeout 3600").  AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
+#   AB_GUEST_ROUNDS=3 (the guest boot takes about 20 min on 2 cores:
+#   each save, restore and migration of 256 MiB takes 15-40 s under QEMU,
+#   plus a full check of the guest's memory after each).
 # Units: milliseconds of wall time on QEMU's software CPU (TCG): ratios are
 # compressed against hardware; the per-1000-PTE counts carry over.
 # Exit status: that of the Xen boot's ab-run (0: every variant ran; the
@@ -52,7 +61,12 @@ if ! [[ $size =~ ^[0-9]+[KkMmGg]?(i?B)?$ ]]; then
 elif [[ $size =~ ^0+[KkMmGg]?(i?B)?$ ]]; then
 	bad "AB_SIZE=$size: the size must be more than 0"
 fi
-for v in AB_ROUNDS="$rounds" AB_FRAMES="$frames" AB_BATCH="$batch"; do
+guests=${AB_GUESTS:-1}
+guest_mib=${AB_GUEST_MIB:-256}
+guest_rounds=${AB_GUEST_ROUNDS:-3}
+case $guests in 0|1) ;; *) bad "AB_GUESTS=$guests: 0 or 1" ;; esac
+for v in AB_ROUNDS="$rounds" AB_FRAMES="$frames" AB_BATCH="$batch" \
+	AB_GUEST_MIB="$guest_mib" AB_GUEST_ROUNDS="$guest_rounds"; do
 	[[ ${v#*=} =~ ^0*[1-9][0-9]*$ ]] || bad "$v: not a positive integer"
 done
 
@@ -86,5 +100,26 @@ test/lab/run ${LAB_OPTS:-} -- \
 
 if [ -f "out/ab-$bench.txt" ]; then
 	echo "(lab figures: QEMU software CPU; CSV out/ab-$bench.csv, chart out/ab-$bench.png)"
+fi
+
+if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
+	echo "lab-ab: guests: xl save, xl restore, xl migrate of a $guest_mib MiB PV guest, unloaded, batched, sync x $guest_rounds rounds"
+	rm -f out/ab-save.txt out/ab-restore.txt out/ab-migrate.txt
+	grc=0
+	# A live migration to the same Dom0 holds two copies of the guest.
+	# shellcheck disable=SC2016,SC2086 # $1/$2 are the inner shell's; LAB_OPTS a list
+	test/lab/run ${LAB_OPTS:-} --guest-mem $((guest_mib * 3)) --timeout 7200 -- \
+		bash -c 'make -s -C tools || exit 1
+			test/lab/xl-guest create abg "$1" >/dev/null || exit 1
+			rc=0
+			for b in save restore migrate; do
+				tools/ab-run --bench "$b" --guest abg --rounds "$2" --warmup 0 \
+					--csv "out/ab-$b.csv" || rc=1
+			done
+			exit $rc' lab-ab "$guest_mib" "$guest_rounds" || grc=$?
+	for b in save restore migrate; do
+		[ -f "out/ab-$b.txt" ] && echo "(guest figures: CSV out/ab-$b.csv, chart out/ab-$b.png)"
+	done
+	[ "$rc" = 0 ] && rc=$grc
 fi
 exit "$rc"
