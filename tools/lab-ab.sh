@@ -13,7 +13,10 @@
 #      memory for guests: test/lab/xl-guest starts a PV guest of
 #      AB_GUEST_MIB MiB, and tools/ab-run --bench save, restore and migrate
 #      alternate the same variants for AB_GUEST_ROUNDS rounds each (no
-#      native floor: these need Xen), into out/ab-{save,restore,migrate}.*;
+#      native floor: these need Xen), into out/ab-{save,restore,migrate}.*,
+#      then foreign-bench against the same guest (map all its frames in
+#      batches of 1024, unmap them: the public proof of concept's test)
+#      into out/ab-foreign-guest.*;
 #      the guest checks its whole memory pattern after every operation;
 # ab-run prints each boot's table inside it (the A/B one with issue 5's
 # targets, also kept in out/ab-$AB_BENCH.txt) and test/lab/run relays the
@@ -104,7 +107,7 @@ fi
 
 if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
 	echo "lab-ab: guests: xl save, xl restore, xl migrate of a $guest_mib MiB PV guest, unloaded, batched, sync x $guest_rounds rounds"
-	rm -f out/ab-save.txt out/ab-restore.txt out/ab-migrate.txt
+	rm -f out/ab-save.txt out/ab-restore.txt out/ab-migrate.txt out/ab-foreign-guest.txt
 	grc=0
 	# A live migration to the same Dom0 holds two copies of the guest.
 	# shellcheck disable=SC2016,SC2086 # $1/$2 are the inner shell's; LAB_OPTS a list
@@ -116,8 +119,13 @@ if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
 				tools/ab-run --bench "$b" --guest abg --rounds "$2" --warmup 0 \
 					--csv "out/ab-$b.csv" || rc=1
 			done
+			# The public proof of concept'"'"'s test: map the running
+			# guest'"'"'s memory in batches and unmap it.
+			tools/ab-run --bench foreign --domid "$(xl domid abg)" \
+				--frames $(($1 * 256)) --rounds "$2" \
+				--csv out/ab-foreign-guest.csv || rc=1
 			exit $rc' lab-ab "$guest_mib" "$guest_rounds" || grc=$?
-	for b in save restore migrate; do
+	for b in save restore migrate foreign-guest; do
 		[ -f "out/ab-$b.txt" ] && echo "(guest figures: CSV out/ab-$b.csv, chart out/ab-$b.png)"
 	done
 	[ "$rc" = 0 ] && rc=$grc
