@@ -141,19 +141,22 @@ load() {
 	fi
 }
 
-# phase TAG MODE PCT PROG...: run PROGs with PCT % of the swaps failing
-# (fail_swap), then check the counters' growth over the phase.
-phase() {
-	local tag=$1 mode=$2 pct=$3 p t0=$SECONDS
-	shift 3
-	if ! fail_set "$FAIL_DIR" "$pct"; then
-		fail "$tag-set-probability" "could not set $FAIL_DIR to $pct % (times -1)"
-		return
+# start_phase TAG MODE DIR PCT: the fault attribute DIR (fail_swap or
+# fail_swap_writeback) picks PCT % of the swaps from now on; the counters
+# settled into SV.  FAIL and return 1 if DIR cannot be set.
+start_phase() {
+	if ! fail_set "$3" "$4"; then
+		fail "$1-set-probability" "could not set $3 to $4 % (times -1)"
+		return 1
 	fi
-	note "$tag: mode=$mode, fail_swap probability $pct %"
+	note "$1: mode=$2, ${3##*/} probability $4 %"
 	stats_settle
-	local -A B
-	for p in calls unpinned none deferred swapped hcall_errors fallbacks lost_old; do B[$p]=${SV[$p]:-0}; done
+}
+
+# run_progs TAG PROG...: the correctness programs of a phase.
+run_progs() {
+	local tag=$1 p
+	shift
 	for p in "$@"; do
 		case $p in
 		shmem_race) run_prog "$tag" shmem_race "$BIN/shmem_race" "$ROUNDS" ;;
@@ -161,6 +164,17 @@ phase() {
 		*) run_prog "$tag" "$p" "$BIN/$p" ;;
 		esac
 	done
+}
+
+# phase TAG MODE PCT PROG...: run PROGs with PCT % of the swaps failing
+# (fail_swap), then check the counters' growth over the phase.
+phase() {
+	local tag=$1 mode=$2 pct=$3 p t0=$SECONDS
+	shift 3
+	start_phase "$tag" "$mode" "$FAIL_DIR" "$pct" || return
+	local -A B
+	for p in calls unpinned none deferred swapped hcall_errors fallbacks lost_old; do B[$p]=${SV[$p]:-0}; done
+	run_progs "$tag" "$@"
 	if ! stats_settle; then
 		fail "$tag-counters-consistent" "never calls = unpinned+none+deferred+swapped+fallbacks with hcall_errors = fallbacks: $(tr '\n' ' ' <"$STATS")"
 		return
@@ -216,21 +230,10 @@ phase() {
 wb_phase() {
 	local tag=$1 mode=$2 pct=$3 p t0=$SECONDS
 	shift 3
-	if ! fail_set "$WB_DIR" "$pct"; then
-		fail "$tag-set-probability" "could not set $WB_DIR to $pct % (times -1)"
-		return
-	fi
-	note "$tag: mode=$mode, fail_swap_writeback probability $pct %"
-	stats_settle
+	start_phase "$tag" "$mode" "$WB_DIR" "$pct" || return
 	local -A B
 	for p in swapped hcall_errors fallbacks lost_old; do B[$p]=${SV[$p]:-0}; done
-	for p in "$@"; do
-		case $p in
-		shmem_race) run_prog "$tag" shmem_race "$BIN/shmem_race" "$ROUNDS" ;;
-		file_shared) file_test "$tag" ;;
-		*) run_prog "$tag" "$p" "$BIN/$p" ;;
-		esac
-	done
+	run_progs "$tag" "$@"
 	fail_set "$WB_DIR" 0 || note "could not set $WB_DIR back to 0 %"
 	if ! stats_settle; then
 		fail "$tag-counters-consistent" "never calls = unpinned+none+deferred+swapped+fallbacks with hcall_errors = fallbacks + lost_old: $(tr '\n' ' ' <"$STATS")"
