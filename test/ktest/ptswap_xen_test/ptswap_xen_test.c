@@ -849,6 +849,119 @@ static bool check_unmapped_array(struct slots *unused, char *why)
 	return ok;
 }
 
+/* --- a self-referential request ------------------------------------- */
+
+#define SELF_SLOT	5		/* the request's index in its page */
+#define SELF_MARK	0x5e1f5e1f5e1f5e1fULL	/* what the other page holds */
+
+/* Entries equal but for the A/D bits, which hardware may set at any time. */
+static bool same_but_ad(u64 a, u64 b)
+{
+	return !((a ^ b) & ~PTE_AD);
+}
+
+/*
+ * The request array sits in a vmalloc() page of ours, and its one request
+ * swaps the L1 entry that maps that very page: to the same entry pointing
+ * at another page of ours (@to_none false), or to none.  After Xen checks
+ * the write-back and exchanges the entry, the write-back goes through the
+ * new mapping or a stale TLB entry of the old one (xen.h's contract): the
+ * old value may land in the request's page, in the other page, nowhere
+ * with -EFAULT and done = 1.  Checks only what the contract promises and
+ * reports the rest: rc, done, where the old value went, the entry after.
+ * The entry is put back with MMU_NORMAL_PT_UPDATE and flushed before the
+ * pages are freed; nothing but Xen touches the vmalloc address meanwhile.
+ */
+static bool self_referential(bool to_none, char *why)
+{
+	struct page *other = alloc_page(GFP_KERNEL);
+	struct mmu_update *req = vmalloc(PAGE_SIZE);
+	struct page *own = req ? vmalloc_to_page(req) : NULL;
+	u64 *own_word, *other_word, maddr, before, new, after, in_own, in_other;
+	const char *where;
+	unsigned int level;
+	bool ok = true, found;
+	pte_t *ptep;
+	int done, rc;
+
+	if (!other || !own) {
+		ok = FAIL(why, "cannot run because no memory");
+		goto out;
+	}
+	ptep = lookup_address((unsigned long)req, &level);
+	if (!ptep || level != PG_LEVEL_4K) {
+		ok = FAIL(why, "cannot run because the request page has no L1 entry");
+		goto out;
+	}
+	maddr = arbitrary_virt_to_machine(ptep).maddr;
+	/* The same slot, seen through each page's direct-map address. */
+	own_word = (u64 *)page_address(own) + 2 * SELF_SLOT + 1;
+	other_word = (u64 *)page_address(other) + 2 * SELF_SLOT + 1;
+	WRITE_ONCE(*other_word, SELF_MARK);
+
+	swap_req(&req[SELF_SLOT], maddr, 0);
+	before = READ_ONCE(ptep->pte);
+	new = to_none ? 0 : entry_with_mfn(before, page_mfn(other));
+	req[SELF_SLOT].val = new;
+	done = -1;
+	rc = mmu_update(&req[SELF_SLOT], 1, &done);
+	after = READ_ONCE(ptep->pte);
+	in_own = READ_ONCE(*own_word);
+	in_other = READ_ONCE(*other_word);
+
+	if (same_but_ad(in_own, before))
+		where = "in the request's own page (the old mapping, through a stale TLB entry)";
+	else if (!to_none && same_but_ad(in_other, before))
+		where = "in the other page (the new mapping)";
+	else
+		where = "nowhere we can see";
+	pr_info("self-referential swap to %s: rc %d, done %d, entry %#llx -> %#llx; the old entry landed %s (request page's slot %#llx, other page's %#llx)\n",
+		to_none ? "none" : "the other page", rc, done, before, after, where,
+		in_own, in_other);
+
+	/* The contract: exchanged iff done counts it; rc 0 gives the old value. */
+	found = same_but_ad(in_own, before) || (!to_none && same_but_ad(in_other, before));
+	if (after == new) {
+		if (done != 1)
+			ok = FAIL(why, "entry exchanged (%#llx) but rc %d, done %d",
+				  after, rc, done);
+		else if (!rc && !found)
+			ok = FAIL(why,
+				  "rc 0, done 1, but neither frame holds the old entry %#llx (%#llx, %#llx)",
+				  before, in_own, in_other);
+	} else if (same_but_ad(after, before)) {
+		if (!rc || done != 0)
+			ok = FAIL(why, "entry unchanged but rc %d, done %d", rc, done);
+	} else {
+		ok = FAIL(why, "entry %#llx is neither the old %#llx nor the new %#llx",
+			  after, before, new);
+	}
+
+	if (READ_ONCE(ptep->pte) != before &&
+	    (normal_update(maddr, before) || READ_ONCE(ptep->pte) != before)) {
+		/* Leak both pages rather than free them under a wrong entry. */
+		WARN(1, "cannot restore the request page's entry %#llx (is %#llx)\n",
+		     before, (u64)READ_ONCE(ptep->pte));
+		return FAIL(why, "cannot restore the request page's entry");
+	}
+	invlpg(MMUEXT_INVLPG_ALL, req);
+out:
+	vfree(req);
+	if (other)
+		__free_page(other);
+	return ok;
+}
+
+static bool check_self_referential_other(struct slots *unused, char *why)
+{
+	return self_referential(false, why);
+}
+
+static bool check_self_referential_none(struct slots *unused, char *why)
+{
+	return self_referential(true, why);
+}
+
 /* --- stock Xen ------------------------------------------------------- */
 
 /*
@@ -965,6 +1078,8 @@ static const struct {
 	{ "preempted-batch", check_preempted_batch },
 	{ "readonly-request-array", check_readonly_array },
 	{ "unmapped-request-array", check_unmapped_array },
+	{ "self-referential-swap-to-other-page", check_self_referential_other },
+	{ "self-referential-swap-to-none", check_self_referential_none },
 };
 
 static void run_checks(bool patched)
