@@ -9,6 +9,10 @@
 #     exceptions, mmu_update calls; rmmod restores the old op; 100
 #     load/use/unload cycles while two processes keep unmapping.
 #   stock Xen + patched kernel: modprobe fails with EOPNOTSUPP, says so.
+#   feature-only Xen (--xen feature-only: bit 22 set, no sub-op) + patched
+#     kernel: the load-time probe refuses with EOPNOTSUPP, exactly one
+#     kernel log line saying so, nothing installed (no module, no debugfs
+#     directory, the pv-op slot still the default), nothing else logged.
 #   stock kernel: modprobe fails with EOPNOTSUPP (no hook), says so.
 #   native (no Xen): modprobe fails with ENODEV, says so.
 # Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
@@ -161,6 +165,69 @@ expect_load_fails() {
 	fi
 	info "$check: modprobe said: $out"
 	info "$check: kernel log: $(dmesg_new | grep 'xen_ptswap:' | tail -n 1)"
+}
+
+# The op pv_ops.mmu.ptep_get_and_clear holds, as test/ktest/ptswap_hook_test
+# register=0 shows it (that module registers nothing), or "" if unreadable.
+slot_op() {
+	local ko=${XPS_KTEST:-/nonexistent}/ptswap_hook_test.ko op=""
+
+	[ -f "$ko" ] && insmod "$ko" register=0 2>/dev/null || return 0
+	op=$(cat /sys/kernel/debug/ptswap_hook_test/slot 2>/dev/null)
+	rmmod ptswap_hook_test
+	echo "${op%% *}"
+}
+
+# Xen advertises XENFEAT_mmu_pt_update_swap but fails sub-op 4 (-ENOSYS):
+# the module's probe must refuse the load before it installs anything.
+check_feature_only() {
+	local out lines bad features op
+
+	features=$(cat /sys/hypervisor/properties/features 2>/dev/null)
+	if [ -n "$features" ] && [ $(((0x$features >> 22) & 1)) = 1 ]; then
+		pass feature-only-bit-set
+	else
+		fail feature-only-bit-set "cannot run because bit 22 is clear in features '$features'"
+		return
+	fi
+	dmesg_mark
+	if out=$(modprobe xen_ptswap 2>&1); then
+		fail probe-refuses-load "modprobe xen_ptswap succeeded on a Xen without the sub-op"
+		rmmod xen_ptswap 2>/dev/null
+		return
+	fi
+	info "modprobe said: $out"
+	if echo "$out" | grep -q "Operation not supported"; then
+		pass probe-refuses-load-eopnotsupp
+	else
+		fail probe-refuses-load-eopnotsupp "modprobe said '$out'"
+	fi
+	dmesg_new | sed 's/^\[[^]]*\] //' >"$T/probe.log"
+	lines=$(grep -c 'xen_ptswap' "$T/probe.log")
+	info "kernel log: $(grep 'xen_ptswap' "$T/probe.log" | tr '\n' '|')"
+	if [ "$lines" = 1 ] && grep -q '^xen_ptswap: .*a probe swap of one of our own entries failed' "$T/probe.log"; then
+		pass probe-one-log-line-says-why
+	else
+		fail probe-one-log-line-says-why "$lines xen_ptswap lines: $(grep 'xen_ptswap' "$T/probe.log" | head -n 3 | tr '\n' '|')"
+	fi
+	if loaded || [ -d /sys/module/xen_ptswap ] || [ -e /sys/kernel/debug/xen_ptswap ]; then
+		fail probe-nothing-installed "module or its debugfs directory left behind"
+	else
+		pass probe-nothing-installed
+	fi
+	op=$(slot_op)
+	if [ "$op" = xen_ptep_get_and_clear ]; then
+		pass probe-slot-still-default
+	else
+		fail probe-slot-still-default "pv_ops.mmu.ptep_get_and_clear holds '${op:-unreadable: no ptswap_hook_test?}'"
+	fi
+	bad=$(grep -E "$BAD_LOG|Call Trace|RIP:" "$T/probe.log" | head -n 3)
+	if [ -z "$bad" ]; then
+		pass probe-kernel-log-clean
+	else
+		fail probe-kernel-log-clean "$(echo "$bad" | tr '\n' '|')"
+	fi
+	grep -v 'xen_ptswap' "$T/probe.log" | head -n 5 | sed 's/^/info: other kernel log line: /'
 }
 
 build_prog() {
@@ -437,6 +504,9 @@ native/*)
 stock/*)
 	expect_load_fails load-stock-kernel-eopnotsupp "Operation not supported" \
 		"no pv_ops.mmu.ptep_get_and_clear hook"
+	;;
+patched/feature-only|debug/feature-only)
+	check_feature_only
 	;;
 patched/stock|debug/stock)
 	expect_load_fails load-stock-xen-eopnotsupp "Operation not supported" \

@@ -4,11 +4,14 @@
 #
 # Runs inside Dom0 from /xps (see test/lab/run).  Builds
 # test/ktest/ptswap_xen_test against the running kernel, loads it with
-# expect=$XPS_LAB_XEN and prints the module's checks; around them checks
+# expect=patched (patched or debug Xen) or expect=stock and prints the
+# module's checks; around them checks
 # the feature bit as /sys/hypervisor shows it, that include/xen_ptswap_abi.h
 # agrees with the patched Xen's public headers ($XPS_XEN_TREE), a bad
 # parameter, the kernel log and unloading.
 #   patched Xen: the sub-op's behaviour (see the module's checks)
+#   debug Xen:   the same on the patched Xen built with CONFIG_DEBUG=y
+#                (--xen debug), and that Xen's console says debug=y
 #   stock Xen:   bit 22 clear, and a swap request fails changing nothing
 # Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
 # "info:" lines with what the module logged.  Exit status 0 if all passed.
@@ -38,12 +41,22 @@ abi_value() {
 
 xen=${XPS_LAB_XEN:-}
 case $xen in
-patched) want_bit=1 ;;
-stock) want_bit=0 ;;
+patched|debug) want_bit=1 expect=patched ;;
+stock) want_bit=0 expect=stock ;;
 *)
-	fail setup "cannot run because XPS_LAB_XEN is '$xen', not patched or stock"
+	fail setup "cannot run because XPS_LAB_XEN is '$xen', not patched, debug or stock"
 	exit 1 ;;
 esac
+
+# A debug Xen's banner says so: the serial log, which the lab's run folder
+# (/xps-lab) holds (xl dmesg would need xenstored).
+if [ "$xen" = debug ]; then
+	banner=$(tr -d '\r' </xps-lab/serial.log 2>/dev/null | grep -a -m1 'Xen version')
+	case $banner in
+	*debug=y*) pass xen-is-debug-build ;;
+	*) fail xen-is-debug-build "Xen's banner in /xps-lab/serial.log: '${banner:-none}'" ;;
+	esac
+fi
 
 # The bit as Linux shows it, independent of the module.
 bit=$(abi_value include/xen_ptswap_abi.h XENFEAT_mmu_pt_update_swap)
@@ -56,7 +69,7 @@ else
 	fail sysfs-feature-bit "features $features: bit $bit is $(((0x$features >> bit) & 1)) on $xen Xen"
 fi
 
-if [ "$xen" = patched ]; then
+if [ "$expect" = patched ]; then
 	tree=${XPS_XEN_TREE:-}
 	pub=$tree/xen/include/public
 	if [ -z "$tree" ] || [ ! -f "$pub/xen.h" ] || [ ! -f "$pub/features.h" ]; then
@@ -108,7 +121,7 @@ else
 fi
 
 dmesg >"$T/dmesg.0"
-if ! insmod "$T/$MOD/$MOD.ko" expect="$xen" 2>"$T/insmod.err"; then
+if ! insmod "$T/$MOD/$MOD.ko" expect="$expect" 2>"$T/insmod.err"; then
 	fail module-loads "$(cat "$T/insmod.err")"
 	exit 1
 fi
