@@ -8,7 +8,8 @@
  * that zap_pte_range() clears.  This version never traps on a pinned
  * page table: it either queues the clear into the lazy MMU multicall
  * (when defer.h allows it) or asks Xen to exchange the entry with one
- * MMU_PT_UPDATE_SWAP.
+ * MMU_PT_UPDATE_SWAP.  Mode "noswap", for a Xen without that sub-op,
+ * queues the same clears and leaves the rest to the trapped native xchg.
  *
  * Entries in Xen PV page tables hold machine frame numbers (MFNs), and
  * the native xchg returns that raw value.  So does this code: it builds
@@ -74,14 +75,16 @@ static pte_t xps_lost_old(pte_t pte, int err)
  * 1. A page table that is not pinned is ordinary writable memory: the
  *    native xchg is exact and does not trap.
  * 2. Read the entry (reads never trap).  A none entry is returned as is.
- * 3. In mode "batched", if xps_can_defer() allows it, set_pte(ptep, 0):
- *    xen_set_pte() queues it into the lazy MMU multicall (issued in
- *    order, before the TLB flush and before pages are freed), or issues
- *    one mmu_update at once outside lazy MMU mode.  Return the value
+ * 3. In modes "batched" and "noswap", if xps_can_defer() allows it,
+ *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
+ *    multicall (issued in order, before the TLB flush and before pages
+ *    are freed), or issues one mmu_update at once outside lazy MMU mode.  Return the value
  *    read; only its A bit may differ from what a native xchg returns.
  * 4. Otherwise flush the queued updates so that they land before this
- *    one, and exchange the entry with one MMU_PT_UPDATE_SWAP, which
- *    returns the exact old value.  If the hypercall fails without
+ *    one.  In mode "noswap" (a Xen without the sub-op) clear the entry
+ *    with the native xchg, which Xen traps and emulates: exact, as
+ *    without the module.  Else exchange it with one
+ *    MMU_PT_UPDATE_SWAP, which returns the exact old value.  If the hypercall fails without
  *    changing the entry, fall back to the native xchg (trapped, but exact
  *    and still a clear), count the error and warn once.  If it changed
  *    the entry but lost the old value, see xps_lost_old(): never the
@@ -118,6 +121,10 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	}
 
 	arch_flush_lazy_mmu_mode();
+	if (xps_mode == XPS_MODE_NOSWAP) {
+		xps_count(XPS_STAT_NATIVE);
+		return native_ptep_get_and_clear(ptep);
+	}
 	err = xps_hypercall_swap(ptep, &old, &changed);
 	if (unlikely(err))
 		return changed ? xps_lost_old(pte, err) : xps_fallback(ptep, err);

@@ -24,6 +24,7 @@ enum xps_mode xps_mode = XPS_MODE_BATCHED;
 static const char * const xps_mode_names[] = {
 	[XPS_MODE_BATCHED]	= "batched",
 	[XPS_MODE_SYNC]		= "sync",
+	[XPS_MODE_NOSWAP]	= "noswap",
 };
 
 static int xps_mode_set(const char *val, const struct kernel_param *kp)
@@ -31,7 +32,7 @@ static int xps_mode_set(const char *val, const struct kernel_param *kp)
 	int mode = sysfs_match_string(xps_mode_names, val);
 
 	if (mode < 0) {
-		pr_err("invalid mode \"%s\": use mode=batched (the default) or mode=sync\n",
+		pr_err("invalid mode \"%s\": use mode=batched (the default), mode=sync or mode=noswap\n",
 		       val);
 		return -EINVAL;
 	}
@@ -60,12 +61,21 @@ static const struct kernel_param_ops xps_mode_ops = {
  *    set_pte() into the lazy MMU multicall; any other clear is one
  *    synchronous MMU_PT_UPDATE_SWAP;
  *  - "sync": every clear of a pinned, non-none entry is one synchronous
- *    MMU_PT_UPDATE_SWAP, for A/B comparisons of the two strategies.
- * Any other value fails the load with -EINVAL and installs nothing.
+ *    MMU_PT_UPDATE_SWAP, for A/B comparisons of the two strategies;
+ *  - "noswap": the opt-in for a Xen without MMU_PT_UPDATE_SWAP (stock
+ *    Xen): clears the deferral rule allows are queued as in "batched",
+ *    every other clear (a writable, clean entry) is the native xchg,
+ *    which Xen traps and emulates (ptwr emulation, exact).  Needs nothing
+ *    new from Xen: a queued clear is an ordinary MMU_NORMAL_PT_UPDATE in
+ *    the lazy MMU multicall.  Also allowed on a Xen that has the sub-op,
+ *    so that the mode can be measured beside the others.
+ * Any other value fails the load with -EINVAL and installs nothing.  On a
+ * Xen without XENFEAT_mmu_pt_update_swap only "noswap" loads; the others
+ * fail with -EOPNOTSUPP and one log line that names mode=noswap.
  */
 module_param_cb(mode, &xps_mode_ops, &xps_mode, 0444);
 MODULE_PARM_DESC(mode,
-		 "batched (default): queue clears the CPU cannot race with, swap the rest; sync: one MMU_PT_UPDATE_SWAP per PTE");
+		 "batched (default): queue clears the CPU cannot race with, swap the rest; sync: one MMU_PT_UPDATE_SWAP per PTE; noswap: queue what batched queues, native xchg for the rest (for a Xen without MMU_PT_UPDATE_SWAP)");
 
 /* Each failed check prints one line: the cause and what to do. */
 static int __init xps_check(void)
@@ -81,8 +91,11 @@ static int __init xps_check(void)
 		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(): apply test/linux-patch/ to the kernel, boot it and rebuild this module against it\n");
 		return -EOPNOTSUPP;
 	}
+	/* noswap never issues the sub-op: nothing of Xen's to check. */
+	if (xps_mode == XPS_MODE_NOSWAP)
+		return 0;
 	if (!xps_xen_has_swap()) {
-		pr_err("Xen does not offer MMU_PT_UPDATE_SWAP (XENFEAT_mmu_pt_update_swap clear): boot a Xen built with test/xen-patch/\n");
+		pr_err("Xen does not offer MMU_PT_UPDATE_SWAP (XENFEAT_mmu_pt_update_swap clear): boot a Xen built with test/xen-patch/, or load with mode=noswap (deferred clears only, the rest trapped)\n");
 		return -EOPNOTSUPP;
 	}
 	err = xps_probe_swap(&why);

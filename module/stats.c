@@ -21,6 +21,7 @@ static const char * const xps_stat_names[XPS_NR_STATS] = {
 	[XPS_STAT_HCALL_ERRORS]	= "hcall_errors",
 	[XPS_STAT_FALLBACKS]	= "fallbacks",
 	[XPS_STAT_LOST_OLD]	= "lost_old",
+	[XPS_STAT_NATIVE]	= "native",
 };
 
 static struct dentry *xps_debugfs_dir;
@@ -50,9 +51,11 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
  * none (entry already none), deferred (clear queued through set_pte),
  * swapped (synchronous MMU_PT_UPDATE_SWAP), hcall_errors (failed
  * MMU_PT_UPDATE_SWAP), fallbacks (native xchg after such a failure that
- * changed nothing) and lost_old (such a failure after Xen had cleared the
- * entry, counted in swapped too: see xps_hypercall_swap()).  At rest
- * calls = unpinned + none + deferred + swapped + fallbacks and
+ * changed nothing), lost_old (such a failure after Xen had cleared the
+ * entry, counted in swapped too: see xps_hypercall_swap()) and native
+ * (native xchg on a pinned page table in mode noswap, trapped and
+ * emulated by Xen).  At rest
+ * calls = unpinned + none + deferred + swapped + fallbacks + native and
  * hcall_errors = fallbacks + lost_old.
  *
  * Like every debugfs user, the module loads even if debugfs is missing;

@@ -25,11 +25,13 @@
  *	that changed nothing
  * @XPS_STAT_LOST_OLD: failed MMU_PT_UPDATE_SWAP that cleared the entry but
  *	lost the old value (the sub-op's write-back edge; also in swapped)
+ * @XPS_STAT_NATIVE: native xchg on a pinned page table by choice (mode
+ *	noswap: an entry the deferral rule does not allow to queue)
  * @XPS_NR_STATS: number of counters
  *
- * Every call ends in exactly one of unpinned, none, deferred, swapped and
- * fallbacks, so at rest calls is their sum; hcall_errors equals fallbacks
- * plus lost_old.
+ * Every call ends in exactly one of unpinned, none, deferred, swapped,
+ * fallbacks and native, so at rest calls is their sum; hcall_errors
+ * equals fallbacks plus lost_old.
  */
 enum xps_stat {
 	XPS_STAT_CALLS,
@@ -40,6 +42,7 @@ enum xps_stat {
 	XPS_STAT_HCALL_ERRORS,
 	XPS_STAT_FALLBACKS,
 	XPS_STAT_LOST_OLD,
+	XPS_STAT_NATIVE,
 	XPS_NR_STATS,
 };
 

@@ -30,10 +30,14 @@ struct mm_struct;
  * @XPS_MODE_BATCHED: queue the clear in the lazy MMU multicall when the
  *	deferral rule (defer.h) allows it, else one MMU_PT_UPDATE_SWAP
  * @XPS_MODE_SYNC: always one synchronous MMU_PT_UPDATE_SWAP per PTE
+ * @XPS_MODE_NOSWAP: for a Xen without MMU_PT_UPDATE_SWAP: queue what the
+ *	deferral rule allows, as in batched mode; clear every other entry
+ *	with the native xchg (trapped and emulated by Xen, exact)
  */
 enum xps_mode {
 	XPS_MODE_BATCHED,
 	XPS_MODE_SYNC,
+	XPS_MODE_NOSWAP,
 };
 
 /* Set by the "mode" parameter at load time, read-only afterwards. */

@@ -73,37 +73,49 @@ for v in AB_ROUNDS="$rounds" AB_FRAMES="$frames" AB_BATCH="$batch" \
 	[[ ${v#*=} =~ ^0*[1-9][0-9]*$ ]] || bad "$v: not a positive integer"
 done
 
-extra=(--bench "$bench" --size "$size" --rounds "$rounds"
-	--frames "$frames" --batch "$batch")
-native_csv=out/native-$bench.csv
+extra=(--size "$size" --rounds "$rounds" --frames "$frames" --batch "$batch")
 mkdir -p out
 
+# The benchmarks of boots 1 and 2: AB_BENCH, and for madv its clean twin.
+benches=("$bench")
+[ "$bench" = madv ] && benches+=(madv-clean)
+
+# The command of boots 1 and 2: tools/ab-run once per benchmark, its
+# arguments the benchmarks, "--", then ab-run's options, in which BENCH
+# (in --csv and --native) stands for each benchmark's name.
+# shellcheck disable=SC2016 # the inner shell's own variables
+per_bench='make -s -C tools || exit 1
+	b=(); while [ "$1" != -- ]; do b+=("$1"); shift; done; shift
+	rc=0
+	for x in "${b[@]}"; do tools/ab-run --bench "$x" "${@//BENCH/$x}" || rc=1; done
+	exit $rc'
+
 if [ "$bench" != foreign ]; then
-	echo "lab-ab: native floor: $bench, $size, $rounds rounds (kernel without Xen)"
-	rm -f "$native_csv"
-	test/lab/run --kernel native -- \
-		bash -c 'make -s -C tools && exec tools/ab-run "$@"' ab-run \
-		"${extra[@]}" --csv "$native_csv" --png none
-	native=(--native "$native_csv")
+	echo "lab-ab: native floor: ${benches[*]}, $size, $rounds rounds (kernel without Xen)"
+	for b in "${benches[@]}"; do rm -f "out/native-$b.csv"; done
+	test/lab/run --kernel native -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
+		"${extra[@]}" --csv out/native-BENCH.csv --png none
+	native=(--native out/native-BENCH.csv)
 else
 	echo "lab-ab: foreign: no native floor (it needs Xen)"
 	native=()
 fi
 
-echo "lab-ab: A/B in one boot: unloaded, batched, sync x $rounds rounds"
+echo "lab-ab: A/B in one boot: unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
 # ab-run prints the table in Dom0 (test/lab/run relays it) and writes this
 # file only when it completes: remove an old one so the pointer below is
 # this run's.
-rm -f "out/ab-$bench.txt"
+for b in "${benches[@]}"; do rm -f "out/ab-$b.txt"; done
 rc=0
 # shellcheck disable=SC2086 # LAB_OPTS is a list of options
-test/lab/run ${LAB_OPTS:-} -- \
-	bash -c 'make -s -C tools && exec tools/ab-run "$@"' ab-run \
-	"${extra[@]}" "${native[@]}" --csv "out/ab-$bench.csv" || rc=$?
+test/lab/run ${LAB_OPTS:-} -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
+	"${extra[@]}" "${native[@]}" --csv out/ab-BENCH.csv || rc=$?
 
-if [ -f "out/ab-$bench.txt" ]; then
-	echo "(lab figures: QEMU software CPU; CSV out/ab-$bench.csv, chart out/ab-$bench.png)"
-fi
+for b in "${benches[@]}"; do
+	if [ -f "out/ab-$b.txt" ]; then
+		echo "(lab figures: QEMU software CPU; CSV out/ab-$b.csv, chart out/ab-$b.png)"
+	fi
+done
 
 if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
 	echo "lab-ab: guests: xl save, xl restore, xl migrate of a $guest_mib MiB PV guest, unloaded, batched, sync x $guest_rounds rounds"

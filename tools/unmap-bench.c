@@ -6,12 +6,15 @@
  * Built twice by tools/Makefile: madv-bench (default op dontneed) and
  * munmap-bench (default op munmap).
  *
- * Usage: madv-bench [-s SIZE] [-r RUNS] [-o dontneed|munmap] [-m]
+ * Usage: madv-bench [-s SIZE] [-r RUNS] [-o dontneed|munmap] [-c] [-m]
  *                   [--pre CMD] [--post CMD]
  *   -s SIZE   bytes to map, K/M/G suffixes (powers of 1024); default 256M
  *   -r RUNS   repetitions, each on a fresh mapping; default 3
  *   -o OP     dontneed: time madvise(MADV_DONTNEED) of the whole range;
  *             munmap: time munmap() of the whole range
+ *   -c        clean entries: map shared anonymous memory (shmem) and fault
+ *             every page in by reading it, so every L1 entry is present,
+ *             writable and clean (the entries xen_ptswap may not queue)
  *   -m        machine-readable output: one "result ..." line per run and
  *             one "summary ..." line, as key=value pairs
  *   --pre CMD, --post CMD
@@ -53,9 +56,10 @@ enum op { OP_DONTNEED, OP_MUNMAP };
 
 /* The usage text, after "usage: PROG " (see bench_getopt()). */
 static const char usage[] =
-	"[-s SIZE] [-r RUNS] [-o dontneed|munmap] [-m] [--pre CMD] [--post CMD]\n"
+	"[-s SIZE] [-r RUNS] [-o dontneed|munmap] [-c] [-m] [--pre CMD] [--post CMD]\n"
 	"  time one madvise(MADV_DONTNEED) or munmap() of SIZE bytes of touched\n"
-	"  private anonymous memory (THP off); prints milliseconds per run\n";
+	"  private anonymous memory (THP off; -c: shared memory read in, clean\n"
+	"  writable entries); prints milliseconds per run\n";
 
 int main(int argc, char **argv)
 {
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "runs", required_argument, NULL, 'r' },
 		{ "op", required_argument, NULL, 'o' },
+		{ "clean", no_argument, NULL, 'c' },
 		{ "machine", no_argument, NULL, 'm' },
 		{ "pre", required_argument, NULL, 'P' },
 		{ "post", required_argument, NULL, 'Q' },
@@ -70,13 +75,13 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct bench_cli cli = {
-		.optstring = "s:r:o:mh", .longopts = longopts, .usage = usage,
+		.optstring = "s:r:o:cmh", .longopts = longopts, .usage = usage,
 		.size = 256ULL << 20, .runs = 3, .max_runs = 100000,
 	};
 	const char *opname = BENCH_DEFAULT_OP;
 	uint64_t size;
 	long runs, psize = sysconf(_SC_PAGESIZE);
-	int c, thp_ctl;
+	int c, thp_ctl, clean = 0;
 	enum op op;
 	double *ms;
 	char hs[32];
@@ -85,6 +90,9 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			opname = optarg;
+			break;
+		case 'c':
+			clean = 1;
 			break;
 		}
 	}
@@ -113,9 +121,10 @@ int main(int argc, char **argv)
 
 	thp_ctl = thp_disable_process();
 	if (!cli.machine)
-		printf("%s: %s of %s (%llu pages of %ld B), %ld run(s)\n",
+		printf("%s: %s of %s%s (%llu pages of %ld B), %ld run(s)\n",
 		       argv[0], op == OP_DONTNEED ? "madvise(MADV_DONTNEED)" : "munmap()",
 		       human_size(size, hs, sizeof(hs)),
+		       clean ? " of shared memory read in" : "",
 		       (unsigned long long)(size / psize), psize, runs);
 
 	for (long r = 0; r < runs; r++) {
@@ -125,7 +134,7 @@ int main(int argc, char **argv)
 		int rc;
 
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			 (clean ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED) {
 			fprintf(stderr, "%s: mmap of %llu bytes: %s\n", argv[0],
 				(unsigned long long)size, strerror(errno));
@@ -133,8 +142,12 @@ int main(int argc, char **argv)
 		}
 		/* Only fails on kernels without THP: nothing to switch off then. */
 		(void)thp_disable_range((void *)p, size);
-		for (uint64_t off = 0; off < size; off += (uint64_t)psize)
-			p[off] = 1;
+		for (uint64_t off = 0; off < size; off += (uint64_t)psize) {
+			if (clean)
+				(void)p[off];	/* read fault: writable, clean */
+			else
+				p[off] = 1;
+		}
 		huge = anon_huge_bytes();
 		if (huge > 0)
 			fprintf(stderr,
@@ -162,8 +175,8 @@ int main(int argc, char **argv)
 		ms[r] = ms_between(&t0, &t1);
 		if (cli.machine)
 			fprintf(stdout,
-				"result op=%s bytes=%llu pages=%llu page_size=%ld run=%ld ms=%.3f thp=%s\n",
-				opname, (unsigned long long)size,
+				"result op=%s%s bytes=%llu pages=%llu page_size=%ld run=%ld ms=%.3f thp=%s\n",
+				opname, clean ? " clean=1" : "", (unsigned long long)size,
 				(unsigned long long)(size / psize), psize, r + 1, ms[r],
 				huge > 0 ? "on" : "off");
 		else

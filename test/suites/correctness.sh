@@ -3,13 +3,15 @@
 # memory contents and returned state, in one module configuration.
 #
 # Usage (inside the lab's Dom0, from the clone's root, as root):
-#   bash test/suites/correctness.sh unloaded|batched|sync
+#   bash test/suites/correctness.sh unloaded|batched|sync|noswap
 # or with XPS_CORRECTNESS_CONFIG set; test/suites/correctness-<config>.sh
 # are the wrappers test/suites/SUITES lists.
 #   unloaded  rmmod xen_ptswap if it is loaded
 #   batched   modprobe xen_ptswap            (mode=batched, the default)
 #   sync      modprobe xen_ptswap mode=sync
-# The verdicts must be the same in all three.
+#   noswap    modprobe xen_ptswap mode=noswap (the stock-Xen mode: also
+#             on a Xen without MMU_PT_UPDATE_SWAP)
+# The verdicts must be the same in all four.
 #
 # What it does: builds test/correctness/*.c (see build(): in the lab the
 # host has built them already), runs each
@@ -44,16 +46,16 @@ WORK=/tmp/xps-correctness-work
 cfg=${1:-${XPS_CORRECTNESS_CONFIG:-}}
 
 case $cfg in
-unloaded|batched|sync) ;;
+unloaded|batched|sync|noswap) ;;
 *)
-	echo "usage: $0 unloaded|batched|sync (or XPS_CORRECTNESS_CONFIG)" >&2
+	echo "usage: $0 unloaded|batched|sync|noswap (or XPS_CORRECTNESS_CONFIG)" >&2
 	exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }
 
 # ------------------------------------------------------------- the module
 module_args() {
-	case $cfg in sync) echo mode=sync ;; *) ;; esac
+	case $cfg in sync|noswap) echo "mode=$cfg" ;; *) ;; esac
 }
 
 # Loads (batched, sync) or unloads (unloaded) the module; 0 on success,
@@ -104,6 +106,13 @@ check_counters() {
 			pass module-sync-never-defers
 		else
 			fail module-sync-never-defers "deferred=$deferred swapped=$swapped (want 0 and > 0)"
+		fi ;;
+	noswap)
+		local native=${SV[native]:-0}
+		if [ "$deferred" -gt 0 ] && [ "$native" -gt 0 ] && [ "$swapped" = 0 ]; then
+			pass module-noswap-defers-and-traps-never-swaps
+		else
+			fail module-noswap-defers-and-traps-never-swaps "deferred=$deferred native=$native swapped=$swapped (want > 0, > 0 and 0)"
 		fi ;;
 	esac
 }

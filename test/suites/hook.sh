@@ -14,9 +14,10 @@
 #   leak:     an owner unloading still registered: the kernel restores
 #             the default and says so; unmapping still works.
 #   clear:    S1 (swap: a queued set_pte() is issued before the swap, the
-#             raw value comes back) and S2 (defer: queued in mode
-#             batched, at once in mode sync) on the caller's own pinned
-#             page table, in both modes, cross-checked with the counters.
+#             raw value comes back) and S2 (defer: queued in modes
+#             batched and noswap, at once in mode sync) on the caller's
+#             own pinned page table, in all three modes, cross-checked
+#             with the counters (noswap clears S1 with the native xchg).
 #   the kernel log has no WARNING, BUG or Oops at the end.
 # Prints "PASS: <check>", "FAIL: <check>: <why>", "# <note>" lines and
 # last "N passed, N failed".  Exit status 0 if no check failed.
@@ -343,6 +344,7 @@ check_leak
 if [ -n "$CLEAR_KO" ]; then
 	check_clear_mode batched
 	check_clear_mode sync
+	check_clear_mode noswap
 fi
 slot_is slot-default-at-end "$DEFAULT_OP"
 

@@ -64,12 +64,14 @@ stats_load() {
 	[ -n "${SV[calls]:-}" ]
 }
 
-# In SV: calls = unpinned + none + deferred + swapped + fallbacks and
-# hcall_errors = fallbacks + lost_old (lost_old: a swap that failed after
-# clearing the entry, counted in swapped too; absent before that counter).
+# In SV: calls = unpinned + none + deferred + swapped + fallbacks + native
+# and hcall_errors = fallbacks + lost_old (lost_old: a swap that failed
+# after clearing the entry, counted in swapped too; native: mode noswap's
+# trapped xchg; each absent before its counter existed).
 stats_consistent() {
 	[ "${SV[calls]:-0}" -eq $((${SV[unpinned]:-0} + ${SV[none]:-0} +
-		${SV[deferred]:-0} + ${SV[swapped]:-0} + ${SV[fallbacks]:-0})) ] &&
+		${SV[deferred]:-0} + ${SV[swapped]:-0} + ${SV[fallbacks]:-0} +
+		${SV[native]:-0})) ] &&
 		[ "${SV[hcall_errors]:-0}" -eq $((${SV[fallbacks]:-0} + ${SV[lost_old]:-0})) ]
 }
 

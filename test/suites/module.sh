@@ -8,7 +8,13 @@
 #     private dirty and shared clean memory): counters, ptwr emulations,
 #     exceptions, mmu_update calls; rmmod restores the old op; 100
 #     load/use/unload cycles while two processes keep unmapping.
-#   stock Xen + patched kernel: modprobe fails with EOPNOTSUPP, says so.
+#     Mode noswap (the stock-Xen mode) on the same runs: dirty entries
+#     queued (no ptwr emulation), writable clean ones trapped (about one
+#     ptwr emulation per PTE), never a swap.
+#   stock Xen (4.17 or 4.20) + patched kernel: modprobe fails with
+#     EOPNOTSUPP, says so and names mode=noswap; mode=noswap loads and its
+#     clears keep the data of private and shared memory, queued and
+#     trapped.
 #   feature-only Xen (--xen feature-only: bit 22 set, no sub-op) + patched
 #     kernel: the load-time probe refuses with EOPNOTSUPP, exactly one
 #     kernel log line saying so, nothing installed (no module, no debugfs
@@ -113,11 +119,12 @@ measure() {
 	S_swapped=$(stdelta "$l" swapped)
 	S_hcall_errors=$(stdelta "$l" hcall_errors)
 	S_fallbacks=$(stdelta "$l" fallbacks)
+	S_native=$(stdelta "$l" native)
 	info "$label: pages=$M_pages ms=$M_ms ptwr_emulations=$M_ptwr" \
 		"exceptions=$M_exc (xenperf's own page faults: $M_spawnflt)" \
 		"invalid_opcode=$M_ud mmu_update_calls=$M_mmu" \
 		"module: calls=$S_calls unpinned=$S_unpinned none=$S_none deferred=$S_deferred" \
-		"swapped=$S_swapped hcall_errors=$S_hcall_errors fallbacks=$S_fallbacks"
+		"swapped=$S_swapped hcall_errors=$S_hcall_errors fallbacks=$S_fallbacks native=$S_native"
 }
 
 # no_trap_per_page CHECK: in the last measure(), fewer than 1 exception in
@@ -434,6 +441,97 @@ check_dontneed() {
 	fi
 }
 
+# ---------------------------- mode noswap (the stock-Xen mode), patched Xen
+# The same 256 MiB runs as check_dontneed with mode=noswap: what the
+# deferral rule allows is queued exactly as in batched mode; a writable,
+# clean entry is cleared with the native xchg, which Xen traps (one ptwr
+# emulation each), never with MMU_PT_UPDATE_SWAP.
+check_noswap_patched() {
+	local base_ptwr
+
+	if ! measure noswap-base -m "$MIB"; then
+		fail noswap-dirty-queued "cannot run because the run without the module failed: $(cat "$T/noswap-base.err")"
+		return
+	fi
+	base_ptwr=$M_ptwr
+	if ! modprobe xen_ptswap mode=noswap 2>"$T/modprobe.err"; then
+		fail modprobe-noswap "$(cat "$T/modprobe.err")"
+		return
+	fi
+	pass modprobe-noswap
+	if measure noswap-dirty -m "$MIB"; then
+		if [ "$S_deferred" -ge "$M_pages" ] && [ "$S_swapped" -eq 0 ] &&
+			[ $((S_unpinned + S_none + S_deferred + S_native + S_fallbacks)) -eq "$S_calls" ] &&
+			[ "$S_hcall_errors" -eq 0 ]; then
+			pass noswap-dirty-queued
+		else
+			fail noswap-dirty-queued "calls=$S_calls deferred=$S_deferred native=$S_native swapped=$S_swapped hcall_errors=$S_hcall_errors for $M_pages pages"
+		fi
+		ptwr_under_1pct noswap-dirty-ptwr-under-1pct "$base_ptwr"
+		info "noswap, private dirty: ptwr emulations per 1000 PTEs $((M_ptwr * 1000 / M_pages)) (without the module $((base_ptwr * 1000 / M_pages)))"
+	else
+		fail noswap-dirty-queued "the run failed: $(cat "$T/noswap-dirty.err")"
+	fi
+	if measure noswap-clean -m "$MIB" -s -r; then
+		if [ "$S_native" -ge "$M_pages" ] && [ "$S_swapped" -eq 0 ] &&
+			[ "$S_deferred" -lt "$M_pages" ] && [ "$S_hcall_errors" -eq 0 ]; then
+			pass noswap-writable-clean-trapped-not-swapped
+		else
+			fail noswap-writable-clean-trapped-not-swapped "native=$S_native swapped=$S_swapped deferred=$S_deferred hcall_errors=$S_hcall_errors for $M_pages pages"
+		fi
+		if [ "$M_ptwr" -ge "$M_pages" ]; then
+			pass noswap-writable-clean-one-ptwr-per-pte
+		else
+			fail noswap-writable-clean-one-ptwr-per-pte "$M_ptwr ptwr emulations for $M_pages pages"
+		fi
+		info "noswap, shared clean: ptwr emulations per 1000 PTEs $((M_ptwr * 1000 / M_pages))"
+	else
+		fail noswap-writable-clean-trapped-not-swapped "the run failed: $(cat "$T/noswap-clean.err")"
+	fi
+	rmmod xen_ptswap || fail rmmod-noswap "rmmod xen_ptswap failed"
+}
+
+# ------------------------------ mode noswap on a Xen without the sub-op
+# Stock Xen has no perf counters: the checks are the module's counters and
+# the data.  Private and shared written memory (dirty entries: queued;
+# the helper checks every page, 4 rounds of 32 MiB) and shared
+# read-faulted memory (writable clean entries: the native xchg).
+check_noswap_stock() {
+	local out
+
+	expect_load_fails load-stock-xen-sync-eopnotsupp "Operation not supported" \
+		"mode=noswap" mode=sync
+	dmesg_mark
+	if ! out=$(modprobe xen_ptswap mode=noswap 2>&1); then
+		fail modprobe-noswap-stock-xen "$out; kernel log: $(dmesg_new | grep xen_ptswap | tail -n 1)"
+		return
+	fi
+	pass modprobe-noswap-stock-xen
+	if ! stats_settle; then
+		fail noswap-stock-xen-data-intact "cannot read $STATS: $(tr '\n' ' ' <"$STATS" 2>/dev/null)"
+		rmmod xen_ptswap
+		return
+	fi
+	local d0=${SV[deferred]:-0} n0=${SV[native]:-0}
+	if "$PROG" -m 32 -n 4 -c >/dev/null 2>"$T/check.err" &&
+		"$PROG" -m 32 -n 4 -c -s >/dev/null 2>>"$T/check.err" &&
+		"$PROG" -m 32 -n 2 -s -r >/dev/null 2>>"$T/check.err"; then
+		pass noswap-stock-xen-data-intact
+	else
+		fail noswap-stock-xen-data-intact "$(head -n 1 "$T/check.err")"
+	fi
+	if stats_settle && [ $((${SV[deferred]:-0} - d0)) -gt 0 ] &&
+		[ $((${SV[native]:-0} - n0)) -gt 0 ] && [ "${SV[swapped]:-0}" -eq 0 ] &&
+		[ "${SV[hcall_errors]:-0}" -eq 0 ]; then
+		pass noswap-stock-xen-queues-and-traps
+	else
+		fail noswap-stock-xen-queues-and-traps "counters: $(tr '\n' ' ' <"$STATS") (want deferred and native growing, swapped and hcall_errors 0)"
+	fi
+	info "noswap on stock Xen: $(tr '\n' ' ' <"$STATS")"
+	rmmod xen_ptswap || fail rmmod-noswap-stock-xen "rmmod xen_ptswap failed"
+	dmesg_clean noswap-stock-xen-kernel-log
+}
+
 # ------------------------------------------ 100 cycles under unmapping load
 check_cycles() {
 	local i mode bad=0 why="" pid
@@ -511,15 +609,18 @@ stock/*)
 patched/feature-only|debug/feature-only)
 	check_feature_only
 	;;
-patched/stock|debug/stock)
+patched/stock|debug/stock|patched/stock-4.20|debug/stock-4.20)
 	expect_load_fails load-stock-xen-eopnotsupp "Operation not supported" \
-		"XENFEAT_mmu_pt_update_swap"
+		"XENFEAT_mmu_pt_update_swap clear.*mode=noswap"
+	build_prog || exit 1
+	check_noswap_stock
 	;;
 patched/patched|debug/patched)
 	expect_load_fails bad-mode-einval "Invalid argument" "invalid mode" mode=bogus
 	build_prog || exit 1
 	check_kunit
 	check_dontneed
+	check_noswap_patched
 	check_cycles
 	;;
 *)

@@ -20,10 +20,16 @@
 #                            page of a 16 MiB MADV_DONTNEED of dirty pages
 #   xen_ptswap-bt-sync       with mode=sync, >= one synchronous clear per page
 #   ab-run-small             ab-run, 1 round, 16 MiB: exit 0, CSV rows for
-#                            unloaded, batched and sync, a PNG, a table
+#                            unloaded, batched, sync and noswap, a PNG, a
+#                            table
 #   ab-run-counters          its xenperf counts are there: unloaded has
 #                            about one ptwr emulation per PTE cleared
-#                            (>= 0.9, net of the snapshots' own cost)
+#                            (>= 0.9, net of the snapshots' own cost), batched,
+#                            sync and noswap none (< 0.1: dirty entries
+#                            are queued or swapped)
+#   ab-run-clean             --bench madv-clean (writable, clean entries):
+#                            unloaded and noswap trap about once per PTE
+#                            (>= 0.9), batched and sync swap them (< 0.1)
 # Exit status 0 if every check passed.
 
 set -u
@@ -198,11 +204,32 @@ else
 fi
 
 # --- ab-run -----------------------------------------------------------------------
+# ptwr_verdicts CSV VARIANT=trap|none...: "yes" if in every row of each
+# VARIANT the ptwr emulations per PTE are >= 0.9 (trap: one per PTE) or
+# < 0.1 (none: queued or swapped, no trap per PTE), net of the snapshots'
+# own cost that ab-run subtracts; else the rows that are not, "VARIANT
+# ptwr/ptes ...".
+ptwr_verdicts() {
+	local csv=$1
+
+	shift
+	awk -F, -v want="$*" 'BEGIN { n = split(want, w, " ")
+			for (i = 1; i <= n; i++) { split(w[i], kv, "="); e[kv[1]] = kv[2] } }
+		NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		($c["variant"] in e) { seen[$c["variant"]] = 1
+			r = $c["ptwr"] == "" ? -1 : $c["ptwr"] / $c["ptes"]
+			if ((e[$c["variant"]] == "trap" && r < 0.9) ||
+			    (e[$c["variant"]] == "none" && (r < 0 || r >= 0.1)))
+				bad = bad " " $c["variant"] " " $c["ptwr"] "/" $c["ptes"] }
+		END { for (v in e) if (!(v in seen)) bad = bad " " v " missing"
+			print bad == "" ? "yes" : substr(bad, 2) }' "$csv"
+}
+
 if tools/ab-run --rounds 1 --warmup 0 --size 16M --csv "$T/ab/ab.csv" \
 	>"$T/ab.out" 2>"$T/ab.err"; then
 	variants=$(awk -F, 'NR > 1 { print $2 }' "$T/ab/ab.csv" | sort | tr '\n' ' ')
-	if [ "$variants" != "batched sync unloaded " ]; then
-		fail ab-run-small "CSV variants '$variants', expected batched sync unloaded"
+	if [ "$variants" != "batched noswap sync unloaded " ]; then
+		fail ab-run-small "CSV variants '$variants', expected batched noswap sync unloaded"
 	elif [ "$(head -c 4 "$T/ab/ab.png" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 89504e47 ]; then
 		fail ab-run-small "no PNG chart at $T/ab/ab.png"
 	elif ! grep -q '^unloaded ' "$T/ab.out"; then
@@ -214,16 +241,29 @@ if tools/ab-run --rounds 1 --warmup 0 --size 16M --csv "$T/ab/ab.csv" \
 	# ptwr per PTE of the unloaded row: every PTE cleared is one trap and
 	# emulation.  ab-run subtracts the snapshots' own cost measured on a
 	# one-page run, so allow for that page and for other activity's noise.
-	ok=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		$c["variant"] == "unloaded" { if ($c["ptwr"] != "" && $c["ptwr"] + 0 >= 0.9 * $c["ptes"]) print "yes"; else print "no:" $c["ptwr"] "/" $c["ptes"] }' "$T/ab/ab.csv")
+	ok=$(ptwr_verdicts "$T/ab/ab.csv" unloaded=trap batched=none sync=none noswap=none)
 	if [ "$ok" = yes ]; then
 		pass ab-run-counters
 	else
-		fail ab-run-counters "unloaded ptwr emulations / PTEs = ${ok#no:}: $(head -c 300 "$T/ab.err")"
+		fail ab-run-counters "ptwr emulations / PTEs: $ok: $(head -c 300 "$T/ab.err")"
 	fi
 else
 	fail ab-run-small "exit $?: $(tail -c 400 "$T/ab.err")"
 	fail ab-run-counters "ab-run failed"
+fi
+
+# Writable, clean entries: only the sub-op clears them without a trap.
+if tools/ab-run --bench madv-clean --rounds 1 --warmup 0 --size 16M \
+	--csv "$T/ab/clean.csv" --png none >"$T/clean.out" 2>"$T/clean.err"; then
+	ok=$(ptwr_verdicts "$T/ab/clean.csv" unloaded=trap batched=none sync=none noswap=trap)
+	if [ "$ok" = yes ]; then
+		pass ab-run-clean
+		sed 's/^/info: /' "$T/clean.out"
+	else
+		fail ab-run-clean "ptwr emulations / PTEs: $ok: $(head -c 300 "$T/clean.err")"
+	fi
+else
+	fail ab-run-clean "exit $?: $(tail -c 400 "$T/clean.err")"
 fi
 
 exit $failed

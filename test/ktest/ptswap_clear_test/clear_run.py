@@ -9,9 +9,10 @@ Maps one shared anonymous (shmem) page, faults it in, and writes
 xen_ptswap's mode parameter; the module checks what the installed
 ptep_get_and_clear does (see ptswap_clear_test.c).  Around the write it
 reads /sys/kernel/debug/xen_ptswap/stats and checks that the write made
-exactly one call of xen_ptswap's op, of the expected class: swapped for
-swap in both modes, deferred for defer in mode batched and swapped in mode
-sync, never unpinned.  Other processes may clear PTEs meanwhile, so a
+exactly one call of xen_ptswap's op, of the expected class: for swap,
+swapped in modes batched and sync and native in mode noswap; for defer,
+deferred in modes batched and noswap and swapped in mode sync; never
+unpinned.  Other processes may clear PTEs meanwhile, so a
 mismatch of the counters alone is retried, up to 3 attempts.  Afterwards
 the page must still hold its data.  A page the module turns down
 (EAGAIN: __pte() would not translate its frame, so a translated return
@@ -95,7 +96,10 @@ def main():
     except OSError as e:
         print("fail: cannot read %s: %s" % (MODE, e.strerror))
         return 2
-    cls = "deferred" if scenario == "defer" and mode == "batched" else "swapped"
+    if scenario == "defer":
+        cls = "swapped" if mode == "sync" else "deferred"
+    else:
+        cls = "native" if mode == "noswap" else "swapped"
     why = ""
     i = 1
     while i <= ATTEMPTS:

@@ -21,10 +21,13 @@
  *        afterwards; a return value built with __pte() translates the
  *        frame a second time.
  * defer: a present, writable, dirty entry (the page written).  In lazy
- *        MMU mode ptep_get_and_clear() must queue the clear in mode
- *        batched (the entry is unchanged until lazy mode ends) and clear
- *        it at once in mode sync; either way it returns the old entry and
- *        the entry is none after lazy mode.
+ *        MMU mode ptep_get_and_clear() must queue the clear in modes
+ *        batched and noswap (the entry is unchanged until lazy mode ends)
+ *        and clear it at once in mode sync; either way it returns the old
+ *        entry and the entry is none after lazy mode.
+ * Mode noswap clears the swap scenario's entry with the native xchg
+ * instead of the sub-op: the same values must come back (the caller
+ * tells the two apart by xen_ptswap's counters).
  *
  * The write returns its length if every check passed, -EIO if one
  * failed (or the page table was not pinned), -EINVAL for bad input or an
@@ -106,10 +109,12 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	set_pte_at(mm, addr, ptep, native_make_pte(s->want));
 }
 
-static int clear_run(unsigned long addr, bool sync, enum clear_scenario sc)
+static int clear_run(unsigned long addr, const char *mode_name,
+		     enum clear_scenario sc)
 {
-	const char *mode = sync ? "(mode sync)" : "(mode batched)";
+	bool sync = !strcmp(mode_name, "sync");
 	struct mm_struct *mm = current->mm;
+	char mode[24];
 	bool want_dirty = sc == CLEAR_DEFER;
 	struct clear_seen s = {};
 	spinlock_t *ptl;	/* the page table lock, taken by follow_pte() */
@@ -120,6 +125,7 @@ static int clear_run(unsigned long addr, bool sync, enum clear_scenario sc)
 
 	if (!mm)
 		return -EINVAL;
+	snprintf(mode, sizeof(mode), "(mode %s)", mode_name);
 	mmap_read_lock(mm);
 	err = follow_pte(mm, addr, &ptep, &ptl);
 	if (err) {
@@ -180,7 +186,7 @@ static int clear_run(unsigned long addr, bool sync, enum clear_scenario sc)
 		ok &= clear_check("S2 defer: entry inside lazy mode", mode,
 				  s.inside, sync ? 0 : s.old,
 				  sync ? " (mode sync clears at once)" :
-					 " (mode batched queues the clear of a dirty entry on a pinned table)");
+					 " (modes batched and noswap queue the clear of a dirty entry on a pinned table)");
 		ok &= clear_check("S2 defer: entry after lazy mode", mode,
 				  s.after, 0, "");
 	}
@@ -193,7 +199,6 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 	char buf[80], mode[16], scenario[16];
 	enum clear_scenario sc;
 	unsigned long addr;
-	bool sync;
 	int err;
 
 	if (len >= sizeof(buf))
@@ -203,11 +208,8 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 	buf[len] = '\0';
 	if (sscanf(buf, "%lx %15s %15s", &addr, mode, scenario) != 3)
 		return -EINVAL;
-	if (!strcmp(mode, "batched"))
-		sync = false;
-	else if (!strcmp(mode, "sync"))
-		sync = true;
-	else
+	if (strcmp(mode, "batched") && strcmp(mode, "sync") &&
+	    strcmp(mode, "noswap"))
 		return -EINVAL;
 	if (!strcmp(scenario, "swap"))
 		sc = CLEAR_SWAP;
@@ -217,7 +219,7 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 
 	mutex_lock(&clear_mutex);
-	err = clear_run(addr, sync, sc);
+	err = clear_run(addr, mode, sc);
 	mutex_unlock(&clear_mutex);
 	return err ? err : len;
 }
