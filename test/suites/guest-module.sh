@@ -80,12 +80,7 @@ ROUND_TIMEOUT=${XPS_GUEST_ROUND_TIMEOUT:-1800}
 SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress}
 CONSOLE_DIR=/var/log/xen/console
 
-xps_require_root
-cd "$REPO" || exit 2
-rm -rf "$WORK" && mkdir -p "$WORK"
-KLOG=$WORK/klog
-: >"$KLOG"
-dmesg -c >/dev/null 2>&1
+start_suite
 t0=$SECONDS
 
 # ------------------------------------------------------------- Xen's side
@@ -274,11 +269,6 @@ if stats_settle; then
 	note "Dom0 module counters: $(tr '\n' ' ' <"$STATS")"
 fi
 xps_loaded && rmmod xen_ptswap
-klog_take "$KLOG"
-klog_check kernel-log "$KLOG"
-if [ -n "$BIN" ] && [ -x "$BIN/xen_console" ]; then
-	timeout -k 10 120 "$BIN/xen_console" check >"$WORK/xc.out" 2>"$WORK/xc.out.err"
-	take_verdicts xen_console end/ "$WORK/xc.out" $? 120
-fi
+end_checks "$KLOG"
 note "guest-module suite: $((SECONDS - t0)) s"
 finish
