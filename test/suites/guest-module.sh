@@ -231,6 +231,8 @@ done
 note "guest's correctness run: $((SECONDS - t2)) s after the first migration started"
 guest_console | sed -n 's/.*XPS-GUEST-T: //p' >"$WORK/guest.out"
 rc=$(round_status)
+[ -s "$WORK/guest.out" ] ||
+	note "the guest's run printed nothing; its console, last lines: $(guest_console | grep -v 'XPS-GUEST: check' | tail -n 8 | tr '\n' '|')"
 skipped=$(sed -n 's/^# skipped: \([a-z_]*\) .*/\1/p' "$WORK/guest.out" | sort | tr '\n' ' ')
 want=$(echo "$SKIP" | tr ',' '\n' | sort | tr '\n' ' ')
 if [ "$skipped" = "$want" ]; then
