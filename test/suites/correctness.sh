@@ -123,12 +123,16 @@ skipped() {
 	note "skipped: $1 (XPS_CORRECTNESS_SKIP)"
 }
 
-# Reads and clears the kernel log; FAIL if it has kernel trouble in it.
+# Reads and clears the kernel log; FAIL if it has kernel trouble in it,
+# and keep the first report as "# kernel log:" notes (where the log is
+# gone afterwards, in a guest for example, that is all there is of it).
 kernel_log_check() {
-	local name=$1 hits
-	hits=$(dmesg -c 2>&1 | grep -E "$BAD_LOG" || true)
+	local name=$1 log hits
+	log=$(dmesg -c 2>&1)
+	hits=$(echo "$log" | grep -E "$BAD_LOG" || true)
 	if [ -n "$hits" ]; then
 		fail "$name-kernel-log" "$(echo "$hits" | head -n 3 | tr '\n' '|')"
+		echo "$log" | grep -E -m 1 -A 30 "$BAD_LOG" | sed 's/^/# kernel log: /'
 	else
 		pass "$name-kernel-log"
 	fi

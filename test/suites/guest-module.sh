@@ -17,9 +17,10 @@
 # xps_correctness=batched) keeps its memory pattern workload running (a
 # smaller one, xps_mem=, to leave room for the programs) and runs
 # correctness.sh batched once, on its console.  Meanwhile Dom0 (the module
-# loaded there too, mode=batched) live-migrates the guest to itself again
-# and again (tools/guest-bench migrate: xl migrate -s, then a full check
-# of the guest's pattern) until the guest's run is over.  A PV guest
+# loaded there too, mode=batched) live-migrates the guest to itself, back
+# to back (tools/guest-bench migrate: xl migrate -s, then a full check of
+# the guest's pattern), until the guest's run is over or
+# $XPS_GUEST_MIGRATIONS migrations have been done.  A PV guest
 # being migrated runs in shadow log-dirty mode, so its MMU_PT_UPDATE_SWAP
 # goes through paging_cmpxchg_guest_entry().
 #
@@ -63,6 +64,10 @@
 # passed, N failed" last; exit status 0 iff nothing failed.
 # Environment: XPS_GUEST_MIB (256), XPS_GUEST_WORKLOAD_MIB (64: the
 # guest's pattern), XPS_GUEST_ROUND_TIMEOUT (1800 s for the guest's run),
+# XPS_GUEST_MIGRATIONS (at most 3 migrations: each one slows the guest's
+# programs, and they dirty its memory, which makes the next one slower),
+# XPS_GUEST_RACE_ROUNDS (shmem_race's rounds in the guest, 16: 48, Dom0's,
+# took longer than its 300 s under three migrations on a loaded host),
 # XPS_GUEST_SKIP (the list above, comma-separated).
 
 set -u
@@ -77,6 +82,8 @@ G=xpsm
 MIB=${XPS_GUEST_MIB:-256}
 WL_MIB=${XPS_GUEST_WORKLOAD_MIB:-64}
 ROUND_TIMEOUT=${XPS_GUEST_ROUND_TIMEOUT:-1800}
+MIGRATIONS=${XPS_GUEST_MIGRATIONS:-3}
+RACE_ROUNDS=${XPS_GUEST_RACE_ROUNDS:-16}
 SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress}
 CONSOLE_DIR=/var/log/xen/console
 
@@ -112,20 +119,24 @@ shadow_faults() {
 }
 
 # -------------------------------------------------------- the guest's tree
-# add_elf FILE DIR: FILE (dereferenced) into the tree at DIR, and every
-# shared library ldd names for it at its own path.
-add_elf() {
-	local f
-	mkdir -p "$TREE$2" && cp -L "$1" "$TREE$2/" || return 1
-	for f in $(ldd "$1" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
-		[ -e "$TREE$f" ] && continue
-		mkdir -p "$TREE${f%/*}" && cp -L "$f" "$TREE$f" || return 1
-	done
+# add_elfs DIR FILE...: the FILEs (dereferenced) into the tree at DIR, and
+# the shared libraries ldd names for any of them, each once, at its own
+# path.  One ldd and one cp for all: every process costs under QEMU's
+# software CPU.
+add_elfs() {
+	local dir=$1
+	shift
+	mkdir -p "$TREE$dir" && cp -L "$@" "$TREE$dir/" || return 1
+	ldd "$@" 2>/dev/null |
+		awk '$1 !~ /:$/ { for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' |
+		sort -u >"$WORK/libs"
+	[ -s "$WORK/libs" ] || return 1
+	xargs cp -L --parents -t "$TREE" <"$WORK/libs"
 }
 
 # make_tree: the guest's second initramfs tree in $TREE (see the header).
 make_tree() {
-	local rel mods f
+	local rel mods f progs=()
 	rel=$(uname -r)
 	mods=/lib/modules/$rel
 	[ -n "$BIN" ] || { echo "no correctness programs (\$XPS_CORRECTNESS_BIN='${XPS_CORRECTNESS_BIN:-}')"; return 1; }
@@ -137,15 +148,15 @@ make_tree() {
 	cp "$mods"/modules.* "$TREE$mods/" &&
 	cp /etc/mke2fs.conf "$TREE/etc/" || { echo "cannot copy the suite, the module or modules.*"; return 1; }
 	# The busybox initramfs resolves no user names: root is enough here.
-	for f in bash losetup mkfs.ext4; do
-		add_elf "$(command -v "$f")" /usr/local/bin || { echo "cannot add $f"; return 1; }
-	done
-	mkdir -p "$TREE/xps-lab/correctness"
-	cp "$BIN/build.log" "$TREE/xps-lab/correctness/" 2>/dev/null
+	add_elfs /usr/local/bin "$(command -v bash)" "$(command -v losetup)" "$(command -v mkfs.ext4)" ||
+		{ echo "cannot add bash, losetup, mkfs.ext4 or their libraries"; return 1; }
 	for f in "$BIN"/*; do
-		[ -x "$f" ] && [ -f "$f" ] || continue
-		add_elf "$f" /xps-lab/correctness || { echo "cannot add $f"; return 1; }
+		if [ -x "$f" ] && [ -f "$f" ]; then progs+=("$f"); fi
 	done
+	add_elfs /xps-lab/correctness "${progs[@]}" ||
+		{ echo "cannot add the programs of $BIN or their libraries"; return 1; }
+	cp "$BIN/build.log" "$TREE/xps-lab/correctness/" 2>/dev/null
+	return 0
 }
 
 # guest_console: the guest's console, first incarnation then the ones that
@@ -167,14 +178,15 @@ if ! why=$(make_tree); then
 	fail guest-create "cannot build the guest's tree: $why"
 	finish
 fi
-note "guest tree: $(du -sh "$TREE" | cut -f1) in $(find "$TREE" -type f | wc -l) files"
+note "guest tree: $(du -sh "$TREE" | cut -f1) in $(find "$TREE" -type f | wc -l) files, $((SECONDS - t0)) s"
 
 if ! out=$(modprobe xen_ptswap mode=batched 2>&1); then
 	fail dom0-load "modprobe xen_ptswap mode=batched in Dom0: $out"
 fi
 t1=$SECONDS
 if ! out=$("$XLG" create --tree "$TREE" \
-	--cmdline "xps_mem=$WL_MIB xps_correctness=batched xps_skip=$SKIP" "$G" "$MIB" 2 2>&1); then
+	--cmdline "xps_mem=$WL_MIB xps_correctness=batched xps_skip=$SKIP xps_race_rounds=$RACE_ROUNDS" \
+	"$G" "$MIB" 2 2>&1); then
 	fail guest-create "$out"
 	klog_take "$KLOG"
 	klog_check kernel-log "$KLOG"
@@ -196,10 +208,12 @@ fi
 sf0=$(shadow_faults)
 note "L1TF: Xen's shadow faults before any migration: ${sf0:-unknown (no xenperf counters)}"
 
-# Live migrations, back to back, while the guest's programs run.
+# Live migrations, back to back, while the guest's programs run, at most
+# $MIGRATIONS.
 t2=$SECONDS
 n=0 during=0 mig_err=
-while ! round_done && ! guest_dead && [ $((SECONDS - t2)) -lt "$ROUND_TIMEOUT" ]; do
+while [ "$n" -lt "$MIGRATIONS" ] && ! round_done && ! guest_dead &&
+	[ $((SECONDS - t2)) -lt "$ROUND_TIMEOUT" ]; do
 	if ! out=$("$GB" migrate "$G" 2>&1); then
 		mig_err="migration $((n + 1)): $(echo "$out" | tail -n 3 | tr '\n' ' ')"
 		break
