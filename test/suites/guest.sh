@@ -48,12 +48,7 @@ GB=$REPO/tools/guest-bench
 G=xpsg
 MIB=${XPS_GUEST_MIB:-256}
 
-xps_require_root
-cd "$REPO" || exit 2
-rm -rf "$WORK" && mkdir -p "$WORK"
-KLOG=$WORK/klog
-: >"$KLOG"
-dmesg -c >/dev/null 2>&1
+start_suite
 BIN=$(xps_correctness_bin) || BIN=
 [ -n "$BIN" ] && [ -x "$BIN/xen_console" ] && "$BIN/xen_console" clear >/dev/null 2>&1
 
@@ -144,11 +139,6 @@ fi
 
 xl destroy "$G" >/dev/null 2>&1
 note "guest console, last lines: $(tail -n 2 "$("$XLG" log "$G")" 2>/dev/null | tr -d '\r' | tr '\n' '|')"
-klog_take "$KLOG"
-klog_check kernel-log "$KLOG"
-if [ -n "$BIN" ] && [ -x "$BIN/xen_console" ]; then
-	timeout -k 10 120 "$BIN/xen_console" check >"$WORK/xc.out" 2>"$WORK/xc.out.err"
-	take_verdicts xen_console end/ "$WORK/xc.out" $? 120
-fi
+end_checks "$KLOG"
 note "guest suite: $((SECONDS - t0)) s"
 finish

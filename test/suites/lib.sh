@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # test/suites/lib.sh - helpers shared by correctness.sh, fail-inject.sh,
-# madv-race.sh, module.sh and preempt-unload.sh (sourced, not a suite:
-# SUITES does not list it).
+# guest.sh, guest-module.sh, madv-race.sh, module.sh and preempt-unload.sh
+# (sourced, not a suite: SUITES does not list it).
 #
 # Conventions of every suite: one "PASS: <check>" or "FAIL: <check>:
 # <why>" line per check, "# ..." notes, "N passed, N failed" last, exit
@@ -30,6 +30,18 @@ finish() {
 xps_require_root() {
 	[ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+}
+
+# start_suite: a Dom0 suite's start: as root (xps_require_root), in $REPO,
+# a fresh $WORK, an empty $KLOG ($WORK/klog) for end_checks, the kernel log
+# read and cleared.
+start_suite() {
+	xps_require_root
+	cd "$REPO" || exit 2
+	rm -rf "$WORK" && mkdir -p "$WORK"
+	KLOG=$WORK/klog
+	: >"$KLOG"
+	dmesg -c >/dev/null 2>&1
 }
 
 # The correctness programs: built on the lab's host ($XPS_CORRECTNESS_BIN).
@@ -97,6 +109,19 @@ klog_check() {
 		fail "$1" "kernel log: $(echo "$hits" | tr '\n' '|')"
 	else
 		pass "$1"
+	fi
+}
+
+# end_checks KLOG: a suite's last checks in Dom0: its kernel log (taken
+# into KLOG) has no $BAD_LOG line ("kernel-log"), and Xen's console ring
+# no crash or L1 validation error since the suite's "xen_console clear"
+# ("end/xen-console-clean", with $BIN/xen_console; output in $WORK).
+end_checks() {
+	klog_take "$1"
+	klog_check kernel-log "$1"
+	if [ -n "${BIN:-}" ] && [ -x "$BIN/xen_console" ]; then
+		timeout -k 10 120 "$BIN/xen_console" check >"$WORK/xc.out" 2>"$WORK/xc.out.err"
+		take_verdicts xen_console end/ "$WORK/xc.out" $? 120
 	fi
 }
 
