@@ -78,17 +78,18 @@ static pte_t xps_lost_old(pte_t pte, int err)
  * 3. In modes "batched" and "noswap", if xps_can_defer() allows it,
  *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
  *    multicall (issued in order, before the TLB flush and before pages
- *    are freed), or issues one mmu_update at once outside lazy MMU mode.  Return the value
- *    read; only its A bit may differ from what a native xchg returns.
+ *    are freed), or issues one mmu_update at once outside lazy MMU
+ *    mode.  Return the value read; only its A bit may differ from what
+ *    a native xchg returns.
  * 4. Otherwise flush the queued updates so that they land before this
  *    one.  In mode "noswap" (a Xen without the sub-op) clear the entry
  *    with the native xchg, which Xen traps and emulates: exact, as
  *    without the module.  Else exchange it with one
- *    MMU_PT_UPDATE_SWAP, which returns the exact old value.  If the hypercall fails without
- *    changing the entry, fall back to the native xchg (trapped, but exact
- *    and still a clear), count the error and warn once.  If it changed
- *    the entry but lost the old value, see xps_lost_old(): never the
- *    native xchg then.
+ *    MMU_PT_UPDATE_SWAP, which returns the exact old value.  If the
+ *    hypercall fails without changing the entry, fall back to the
+ *    native xchg (trapped, but exact and still a clear), count the
+ *    error and warn once.  If it changed the entry but lost the old
+ *    value, see xps_lost_old(): never the native xchg then.
  *
  * Return: the entry that was replaced, as a raw machine (MFN) value.
  */
