@@ -68,7 +68,10 @@
 # programs, and they dirty its memory, which makes the next one slower),
 # XPS_GUEST_RACE_ROUNDS (shmem_race's rounds in the guest, 16: 48, Dom0's,
 # took longer than its 300 s under three migrations on a loaded host),
-# XPS_GUEST_SKIP (the list above, comma-separated).
+# XPS_GUEST_SKIP (the list above, comma-separated), XPS_GUEST_CONFIG (the
+# guest's correctness.sh configuration, batched; unloaded is the control
+# run: the same guest, programs and migrations without the module in the
+# guest, to attribute what the guest's kernel log shows).
 
 set -u
 SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -85,6 +88,7 @@ ROUND_TIMEOUT=${XPS_GUEST_ROUND_TIMEOUT:-1800}
 MIGRATIONS=${XPS_GUEST_MIGRATIONS:-3}
 RACE_ROUNDS=${XPS_GUEST_RACE_ROUNDS:-16}
 SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress}
+CONFIG=${XPS_GUEST_CONFIG:-batched}
 CONSOLE_DIR=/var/log/xen/console
 
 start_suite
@@ -185,7 +189,7 @@ if ! out=$(modprobe xen_ptswap mode=batched 2>&1); then
 fi
 t1=$SECONDS
 if ! out=$("$XLG" create --tree "$TREE" \
-	--cmdline "xps_mem=$WL_MIB xps_correctness=batched xps_skip=$SKIP xps_race_rounds=$RACE_ROUNDS" \
+	--cmdline "xps_mem=$WL_MIB xps_correctness=$CONFIG xps_skip=$SKIP xps_race_rounds=$RACE_ROUNDS" \
 	"$G" "$MIB" 2 2>&1); then
 	fail guest-create "$out"
 	klog_take "$KLOG"
