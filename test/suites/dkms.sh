@@ -88,7 +88,11 @@ get_built() {
 		esac
 	done <"$XPS_DKMS_HOST"
 	[ -n "${XPS_DKMS_TARBALL:-}" ] || return 1
-	if dkms ldtarball "$XPS_DKMS_TARBALL" >"$T/ldtarball.out" 2>&1 &&
+	# --force: ldtarball refuses a module that is already added, and a
+	# binaries-only tarball needs its source added first (dkms-add did
+	# it, as a user's package would); no built module is there to
+	# overwrite.
+	if dkms ldtarball --force "$XPS_DKMS_TARBALL" >"$T/ldtarball.out" 2>&1 &&
 		[ -f "$(dkms_ko "$REL")" ]; then
 		pass dkms-ldtarball
 		info "dkms status: $(dkms status -m "$NAME" -v "$VER" -k "$REL" 2>&1 | tr '\n' ' ')"

@@ -89,6 +89,20 @@ MIGRATIONS=${XPS_GUEST_MIGRATIONS:-3}
 RACE_ROUNDS=${XPS_GUEST_RACE_ROUNDS:-16}
 SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress}
 CONFIG=${XPS_GUEST_CONFIG:-batched}
+# The one kernel warning the guest's log may show, as XPS_KLOG_ALLOW of its
+# correctness.sh (a "# kernel log allowed:" note instead of a failure):
+# Linux 6.1's own, not the module's.  After a resume from a live
+# migration a secondary vCPU leaving idle (cpu_bringup_and_idle, do_idle,
+# tick_nohz_idle_exit, hrtimer_cancel, tick_program_event(KTIME_MAX))
+# switches its Xen clockevent device to ONESHOT_STOPPED while that device
+# is not in oneshot state (it was shut down across the suspend), and
+# __clockevents_switch_state() WARNs.  The control run, the same guest,
+# programs and migrations without the module in the guest
+# (XPS_GUEST_CONFIG=unloaded, "Modules linked in:" empty; lab run
+# 20261201-121854-30948), shows the same WARN with the same trace.  No
+# page-table code is on that path.  XPS_GUEST_KLOG_ALLOW= (empty) makes it
+# a failure again.
+KLOG_ALLOW=${XPS_GUEST_KLOG_ALLOW-'WARNING: CPU: [0-9]+ PID: 0 at kernel/time/clockevents\.c:125 clockevents_switch_state'}
 CONSOLE_DIR=/var/log/xen/console
 
 start_suite
@@ -151,6 +165,9 @@ make_tree() {
 	cp "$XPS_MODULE" "$TREE$mods/extra/" &&
 	cp "$mods"/modules.* "$TREE$mods/" &&
 	cp /etc/mke2fs.conf "$TREE/etc/" || { echo "cannot copy the suite, the module or modules.*"; return 1; }
+	if [ -n "$KLOG_ALLOW" ]; then
+		printf '%s\n' "$KLOG_ALLOW" >"$TREE/xps/klog-allow" || return 1
+	fi
 	# The busybox initramfs resolves no user names: root is enough here.
 	add_elfs /usr/local/bin "$(command -v bash)" "$(command -v losetup)" "$(command -v mkfs.ext4)" ||
 		{ echo "cannot add bash, losetup, mkfs.ext4 or their libraries"; return 1; }
