@@ -6,8 +6,10 @@
 #   patched Xen + patched or debug kernel: bad parameter, KUnit deferral rule, the
 #     256 MiB MADV_DONTNEED run without and with the module (both modes,
 #     private dirty and shared clean memory): counters, ptwr emulations,
-#     exceptions, mmu_update calls; rmmod restores the old op; 100
-#     load/use/unload cycles while two processes keep unmapping.
+#     exceptions, mmu_update calls; rmmod restores the old op;
+#     $XPS_MODULE_CYCLES (default 100) load/use/unload cycles while two
+#     processes keep unmapping (make check runs 20 where
+#     preempt-unload.sh's 100 cycles already run: test/suites/SUITES).
 #     Mode noswap (the stock-Xen mode) on the same runs: dirty entries
 #     queued (no ptwr emulation), writable clean ones trapped (about one
 #     ptwr emulation per PTE), never a swap.
@@ -26,6 +28,8 @@
 # passed.
 
 set -u
+CYCLES=${XPS_MODULE_CYCLES:-100}
+[[ $CYCLES =~ ^[1-9][0-9]*$ ]] || { echo "FAIL: cycles: XPS_MODULE_CYCLES must be a positive number, not '$CYCLES'"; exit 1; }
 
 cd "$(dirname "$0")/../.." || exit 2
 REPO=$PWD
@@ -532,7 +536,7 @@ check_noswap_stock() {
 	dmesg_clean noswap-stock-xen-kernel-log
 }
 
-# ------------------------------------------ 100 cycles under unmapping load
+# ---------------------------------- $CYCLES cycles under unmapping load
 check_cycles() {
 	local i mode bad=0 why="" pid
 
@@ -544,7 +548,7 @@ check_cycles() {
 		taskset -c 1 "$PROG" -m 16 -n 0 $a >/dev/null 2>"$T/bg.$$.$RANDOM.err" &
 		bg_pids+=($!)
 	done
-	for i in $(seq 1 100); do
+	for i in $(seq 1 "$CYCLES"); do
 		mode=batched
 		[ $((i % 2)) -eq 0 ] && mode=sync
 		if ! modprobe xen_ptswap mode=$mode 2>"$T/cyc.err"; then
@@ -582,9 +586,9 @@ check_cycles() {
 	wait 2>/dev/null
 	bg_pids=()
 	if [ $bad = 0 ]; then
-		pass cycles-100-load-use-unload
+		pass "cycles-$CYCLES-load-use-unload"
 	else
-		fail cycles-100-load-use-unload "$why"
+		fail "cycles-$CYCLES-load-use-unload" "$why"
 	fi
 	dmesg_clean cycles-no-oops-or-warning
 }
