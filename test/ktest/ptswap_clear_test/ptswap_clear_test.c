@@ -7,7 +7,7 @@
  * test/suites/hook.sh) maps one shared (shmem) page and writes
  * "ADDR MODE SCENARIO" to /sys/kernel/debug/ptswap_clear_test/run, MODE
  * being xen_ptswap's mode parameter.  The write handler finds the PTE of
- * ADDR in the writer's mm (follow_pte(), page table lock held), runs the
+ * ADDR in the writer's mm (clear_pte_lock(), page table lock held), runs the
  * scenario on it, checks the raw (machine) values it sees, logs one
  * "PASS: <check>" or "FAIL: <check>: got X want Y" line per check and
  * puts the entry back.  On Xen PV a running process's page tables are
@@ -46,6 +46,7 @@
 #include <linux/mutex.h>
 #include <linux/page-flags.h>
 #include <linux/pgtable.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -83,6 +84,91 @@ static bool clear_check(const char *name, const char *mode, pteval_t got,
 	return false;
 }
 
+/*
+ * Lazy MMU mode: in Linux 7.3 (the generic rework after 6.12,
+ * include/linux/pgtable.h) it is counted
+ * per task by lazy_mmu_mode_enable()/disable(), and Xen PV queues only
+ * while that count is raised (is_lazy_mmu_mode_active());
+ * arch_enter_lazy_mmu_mode() alone no longer turns it on.  Before, it was
+ * the interface.  Kbuild tells which this tree has.
+ */
+static void clear_lazy_enter(void)
+{
+#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
+	lazy_mmu_mode_enable();
+#else
+	arch_enter_lazy_mmu_mode();
+#endif
+}
+
+static void clear_lazy_leave(void)
+{
+#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
+	lazy_mmu_mode_disable();
+#else
+	arch_leave_lazy_mmu_mode();
+#endif
+}
+
+/**
+ * clear_pte_lock() - find the PTE that maps an address and lock its table
+ * @mm: the address space; the caller holds mmap_read_lock(@mm)
+ * @addr: a user address in @mm
+ * @ptlp: set to the page table lock taken
+ *
+ * follow_pte() did this until Linux 6.10 turned it into
+ * follow_pfnmap_start(), for VM_IO and VM_PFNMAP mappings only, and no
+ * exported function locks an ordinary mapping's PTE.  So walk the tables
+ * as __pte_offset_map_lock() (mm/pgtable-generic.c) does: read the PMD,
+ * take the lock of the PTE table it points to and check that the PMD did
+ * not change meanwhile, all under rcu_read_lock(), which keeps a PTE table
+ * that is being retracted (freed through RCU since 6.6) from being reused.
+ * Release with clear_pte_unlock().
+ *
+ * Return: the PTE (present or not), or NULL, nothing held, if no PTE table
+ * maps @addr (none, bad or huge entries above it, or the PMD changed).
+ */
+static pte_t *clear_pte_lock(struct mm_struct *mm, unsigned long addr,
+			     spinlock_t **ptlp)
+{
+	pmd_t *pmd, pmdval;
+	pgd_t *pgd;
+	p4d_t *p4d;
+	pud_t *pud;
+
+	pgd = pgd_offset(mm, addr);
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_bad(*pud))
+		return NULL;
+	pmd = pmd_offset(pud, addr);
+	rcu_read_lock();
+	pmdval = READ_ONCE(*pmd);
+	if (pmd_none(pmdval) || pmd_bad(pmdval) || pmd_trans_huge(pmdval))
+		goto none;
+	*ptlp = pte_lockptr(mm, &pmdval);
+	spin_lock(*ptlp);
+	if (!pmd_same(pmdval, READ_ONCE(*pmd))) {
+		spin_unlock(*ptlp);
+		goto none;
+	}
+	return pte_offset_kernel(&pmdval, addr);
+none:
+	rcu_read_unlock();
+	return NULL;
+}
+
+/* Undo clear_pte_lock(). */
+static void clear_pte_unlock(spinlock_t *ptl)
+{
+	spin_unlock(ptl);
+	rcu_read_unlock();
+}
+
 /* Run @sc on @ptep (locked by the caller) and fill @s. */
 static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 			       pte_t *ptep, enum clear_scenario sc,
@@ -93,7 +179,7 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	s->old = native_pte_val(ptep_get(ptep));
 	s->want = sc == CLEAR_SWAP ? s->old | _PAGE_DIRTY : s->old;
 
-	arch_enter_lazy_mmu_mode();
+	clear_lazy_enter();
 	if (sc == CLEAR_SWAP) {
 		/* Queued into the lazy MMU multicall, not yet in the entry. */
 		set_pte(ptep, native_make_pte(s->want));
@@ -102,7 +188,7 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	ret = ptep_get_and_clear(mm, addr, ptep);
 	s->ret = native_pte_val(ret);
 	s->inside = native_pte_val(ptep_get(ptep));
-	arch_leave_lazy_mmu_mode();
+	clear_lazy_leave();
 	s->after = native_pte_val(ptep_get(ptep));
 
 	/* Put the entry back as it must be, whatever the op returned. */
@@ -117,24 +203,27 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	char mode[24];
 	bool want_dirty = sc == CLEAR_DEFER;
 	struct clear_seen s = {};
-	spinlock_t *ptl;	/* the page table lock, taken by follow_pte() */
+	spinlock_t *ptl;	/* the page table lock, clear_pte_lock()'s */
 	pte_t *ptep;
 	pte_t pte;
 	bool ok;
-	int err;
 
 	if (!mm)
 		return -EINVAL;
 	snprintf(mode, sizeof(mode), "(mode %s)", mode_name);
 	mmap_read_lock(mm);
-	err = follow_pte(mm, addr, &ptep, &ptl);
-	if (err) {
+	ptep = clear_pte_lock(mm, addr, &ptl);
+	if (ptep && !pte_present(ptep_get(ptep))) {
+		clear_pte_unlock(ptl);
+		ptep = NULL;
+	}
+	if (!ptep) {
 		mmap_read_unlock(mm);
-		pr_err("no present PTE maps %lx (error %d)\n", addr, err);
+		pr_err("no present PTE maps %lx\n", addr);
 		return -EINVAL;
 	}
 	if (!PagePinned(virt_to_page(ptep))) {
-		pte_unmap_unlock(ptep, ptl);
+		clear_pte_unlock(ptl);
 		mmap_read_unlock(mm);
 		pr_err("FAIL: setup %s: the page table of %lx is not pinned\n",
 		       mode, addr);
@@ -143,7 +232,7 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	pte = ptep_get(ptep);
 	if (!pte_present(pte) || !pte_write(pte) ||
 	    !!pte_dirty(pte) != want_dirty) {
-		pte_unmap_unlock(ptep, ptl);
+		clear_pte_unlock(ptl);
 		mmap_read_unlock(mm);
 		pr_err("FAIL: setup %s: entry %llx at %lx is not present, writable and %s\n",
 		       mode, (unsigned long long)native_pte_val(pte), addr,
@@ -156,7 +245,7 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	 * page could not tell a translated value from a raw one.
 	 */
 	if (native_pte_val(__pte(native_pte_val(pte))) == native_pte_val(pte)) {
-		pte_unmap_unlock(ptep, ptl);
+		clear_pte_unlock(ptl);
 		mmap_read_unlock(mm);
 		pr_info("note: __pte() leaves entry %llx as it is: asking for another page\n",
 			(unsigned long long)native_pte_val(pte));
@@ -164,7 +253,7 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	}
 	s.pfn = pte_pfn(pte);
 	clear_scenario_run(mm, addr, ptep, sc, &s);
-	pte_unmap_unlock(ptep, ptl);
+	clear_pte_unlock(ptl);
 	mmap_read_unlock(mm);
 
 	pr_info("%s %s: pfn %lx old %llx queued %llx returned %llx inside %llx after %llx\n",
