@@ -7,6 +7,8 @@
 #     256 MiB MADV_DONTNEED run without and with the module (both modes,
 #     private dirty and shared clean memory): counters, ptwr emulations,
 #     exceptions, mmu_update calls; rmmod restores the old op;
+#     ($XPS_MODULE_MIB: the size in MiB, default 256; every run's lines
+#     take 64: the checks are per PTE, the counts scale with the size);
 #     $XPS_MODULE_CYCLES (default 100) load/use/unload cycles while two
 #     processes keep unmapping (make check runs 20 where
 #     preempt-unload.sh's 100 cycles already run: test/suites/SUITES).
@@ -35,7 +37,8 @@ cd "$(dirname "$0")/../.." || exit 2
 REPO=$PWD
 T=$(mktemp -d /tmp/xps-module.XXXXXX)
 PROG=$T/xps_dontneed
-MIB=256
+MIB=${XPS_MODULE_MIB:-256}
+[[ $MIB =~ ^[1-9][0-9]*$ ]] || { echo "FAIL: dontneed-size: XPS_MODULE_MIB must be a positive number of MiB, not '$MIB'"; exit 1; }
 bg_pids=()
 
 # pass, fail, finish, the counters and the stats helpers (stats_load,
