@@ -20,9 +20,6 @@
 #                                rounds while the guest rewrites memory);
 #                                the next full check passes
 #   sync-migrate                 the same with mode=sync
-#   (with XPS_GUEST_MIGRATE=0 no migration: batched-save-restore, then
-#   sync-save-restore, the same save and restore with mode=sync; a live
-#   migration with the module in Dom0 is guest-module.sh's, in every run)
 #   batched-counters / sync-counters  the module's counters over those
 #                                operations, consistent: batched queued
 #                                the foreign mappings' special PTEs
@@ -38,8 +35,7 @@
 #   end/xen-console-clean        nothing in Xen's console ring
 # Output: "PASS: <check>", "FAIL: <check>: <why>", "# ..." notes, "N
 # passed, N failed" last; exit status 0 iff nothing failed.
-# Environment: XPS_GUEST_MIB (256), XPS_GUEST_MIGRATE (1: migrate; 0: save
-# and restore only, test/suites/SUITES's line for every run).
+# Environment: XPS_GUEST_MIB (256).
 
 set -u
 SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,11 +47,6 @@ XLG=$REPO/test/lab/xl-guest
 GB=$REPO/tools/guest-bench
 G=xpsg
 MIB=${XPS_GUEST_MIB:-256}
-MIGRATE=${XPS_GUEST_MIGRATE:-1}
-case $MIGRATE in
-0|1) ;;
-*) echo "guest.sh: XPS_GUEST_MIGRATE is '$MIGRATE', not 0 or 1" >&2; exit 2 ;;
-esac
 
 start_suite
 BIN=$(xps_correctness_bin) || BIN=
@@ -121,15 +112,11 @@ note "guest $G (domain $domid, $MIB MiB) up and filled after $((SECONDS - t0)) s
 
 if load batched; then
 	op batched-save-restore save
-	[ "$MIGRATE" = 1 ] && op batched-migrate migrate
+	op batched-migrate migrate
 	counters batched
 fi
 if load sync; then
-	if [ "$MIGRATE" = 1 ]; then
-		op sync-migrate migrate
-	else
-		op sync-save-restore save
-	fi
+	op sync-migrate migrate
 	counters sync
 fi
 xps_loaded && rmmod xen_ptswap
