@@ -32,8 +32,9 @@
 #
 # A program that exits with status 77 and prints only "# not applicable:
 # <why>" tests what this kernel lacks (pagemap_scan before Linux 6.7,
-# uffd_move before 6.8): it is a "# skipped: <name>: <why> (not on this kernel)" note, neither PASS
-# nor FAIL; its kernel log goes to the next program's check.
+# uffd_move before 6.8): it is a "# skipped: <name>: <why> (not on this
+# kernel)" note, neither PASS nor FAIL; its kernel log goes to the next
+# program's check.
 #
 # Output: one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
 # "# ..." lines for information, and "N passed, N failed" at the end.
