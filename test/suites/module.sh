@@ -251,8 +251,9 @@ check_feature_only() {
 # ($XPS_CORRECTNESS_BIN/xps_dontneed, test/lab/run) if there is one, else
 # gcc here (a real Dom0).  Returns 1 after a FAIL if neither works.
 build_prog() {
-	if [ -n "${XPS_CORRECTNESS_BIN:-}" ] && [ -x "$XPS_CORRECTNESS_BIN/xps_dontneed" ]; then
-		cp "$XPS_CORRECTNESS_BIN/xps_dontneed" "$PROG" && return 0
+	local bin
+	if bin=$(xps_correctness_bin) && [ -x "$bin/xps_dontneed" ]; then
+		cp "$bin/xps_dontneed" "$PROG" && return 0
 	fi
 	if ! gcc -O2 -Wall -o "$PROG" "$REPO/test/prog/xps_dontneed.c" 2>"$T/gcc.err"; then
 		fail prog-build "$(head -n 3 "$T/gcc.err" | tr '\n' ' ')"

@@ -1,7 +1,7 @@
 #!/bin/bash
-# test/suites/reach.sh - several suites in one lab boot, for the Linux
-# versions other than the primary one (test/suites/SUITES: 6.12 and 7.3 in
-# every `make check`).
+# test/suites/reach.sh - several suites in one lab boot: the suites of
+# test/suites/SUITES that share a kernel and Xen variant (6.12, 7.3, 6.1's
+# debug kernel, 6.1's hook and DKMS) in every `make check`.
 #
 # Usage (inside the lab's Dom0, from the clone's root, as root):
 #   test/lab/run --linux 7.3 --dkms -- bash test/suites/reach.sh \
