@@ -18,7 +18,7 @@
  *                    more and unmapped while PROT_NONE, so the pages are
  *                    freed from entries page_table_check does not count
  *                    (on Xen PV its counts follow ptep_modify_prot_commit()
- *                    only with test/linux-patch/0007; without it a debug
+ *                    only with test/linux-patch/6.1/0007; without it a debug
  *                    kernel BUG()s in page_table_check_free())
  *  mprotect-none-memfd   the same on a memfd, whose pages outlive the
  *                    mapping: pread() returns the data, then close() frees

@@ -9,7 +9,7 @@
  * both writes are queued in the lazy MMU multicall (the clear too when
  * xen_ptswap is loaded in batched mode and the entry is read-only).  At a
  * PTE-mapped large folio the loop drops the PTE lock and splits the
- * folio; without test/linux-patch/0004 it does so in lazy MMU mode, so the
+ * folio; without test/linux-patch/6.1/0004 it does so in lazy MMU mode, so the
  * queued writes are still pending while the lock is free.  A zap on the
  * other CPU then finds those entries still present (or already none),
  * zaps them and frees the pages, and when the queue lands the old entry

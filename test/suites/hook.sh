@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/suites/hook.sh - ownership of pv_ops.mmu.ptep_get_and_clear
-# (xen_register_ptep_get_and_clear(), test/linux-patch/0003) and
+# (xen_register_ptep_get_and_clear(), test/linux-patch/6.1/0003) and
 # xen_ptswap's op on a real pinned page table.
 #
 # Runs inside the lab's Dom0 from /xps (see test/lab/run), patched Xen and

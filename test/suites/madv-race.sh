@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/suites/madv-race.sh - madvise(MADV_COLD/MADV_PAGEOUT) splitting a
 # large XFS page-cache folio while another CPU punches holes, truncates
-# and zaps: the use-after-free that test/linux-patch/0004 fixes.
+# and zaps: the use-after-free that test/linux-patch/6.1/0004 fixes.
 #
 # Usage (inside the lab's Dom0, from the clone's root, as root; best on
 # the debug kernel, whose test-only split_delay_ms knob widens the window
