@@ -5,11 +5,13 @@
  *
  * On Xen PV a pinned page table is read-only to the guest: the native
  * xchg of ptep_get_and_clear() traps and Xen emulates it, once per PTE
- * that zap_pte_range() clears.  This version never traps on a pinned
- * page table: it either queues the clear into the lazy MMU multicall
- * (when defer.h allows it) or asks Xen to exchange the entry with one
- * MMU_PT_UPDATE_SWAP.  Mode "noswap", for a Xen without that sub-op,
- * queues the same clears and leaves the rest to the trapped native xchg.
+ * that zap_pte_range() clears.  This version avoids that trap on a
+ * pinned page table: it either queues the clear into the lazy MMU
+ * multicall (when defer.h allows it) or asks Xen to exchange the entry
+ * with one MMU_PT_UPDATE_SWAP.  Two paths still trap: the native xchg
+ * after a swap that failed having changed nothing, and mode "noswap",
+ * for a Xen without that sub-op, which queues the same clears and leaves
+ * the rest to the trapped native xchg.
  *
  * Entries in Xen PV page tables hold machine frame numbers (MFNs), and
  * the native xchg returns that raw value.  So does this code: it builds

@@ -2,7 +2,7 @@
 /*
  * defer.h - when may a PTE clear be queued instead of done at once?
  *
- * Header-only so that the KUnit suite (test/ktest/) tests the very code
+ * Header-only so that the KUnit suite (module/tests/) tests the very code
  * the module runs.  Xen PV queues set_pte() updates in lazy MMU mode into
  * one multicall, issued in order when the mode ends, before the TLB flush
  * and before any page is freed.  A queued clear lands later than a native

@@ -3,7 +3,7 @@
  * main.c - xen_ptswap: clear PTEs on Xen PV without a trap per entry.
  *
  * Load-time checks, the "mode" parameter, module init and exit.  The
- * design is in DESIGN.md; the hot path is in clear.c.
+ * design is in docs/design.md; the hot path is in clear.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -24,7 +24,8 @@
  *   the round> spawnflt=<page faults of the two xenperf runs (-x)>
  * Exit status: 0 on success, 1 if a data check failed, 2 on a usage or
  * system call error.  Used by test/suites/module.sh; the method follows
- * the public MADV_DONTNEED microbenchmark (DESIGN.md, "Measuring").
+ * the public MADV_DONTNEED microbenchmark (docs/results.md, "Public
+ * figures").
  */
 #define _GNU_SOURCE
 #include <errno.h>
