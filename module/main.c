@@ -88,7 +88,7 @@ static int __init xps_check(void)
 		return -ENODEV;
 	}
 	if (!XPS_HAVE_HOOK) {
-		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(): apply test/linux-patch/ to the kernel, boot it and rebuild this module against it\n");
+		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(): apply the series for its version (test/linux-patch/VERSION/) to the kernel, boot it and rebuild this module against it\n");
 		return -EOPNOTSUPP;
 	}
 	/* noswap never issues the sub-op: nothing of Xen's to check. */
