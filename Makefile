@@ -7,11 +7,16 @@
 #                 self-test and every suite in test/suites/SUITES, each in
 #                 a lab boot; ends with "N passed, N failed"
 #   make module   build xen_ptswap.ko against KDIR (see mk/module.mk)
+#   make kernel-deb LINUX=6.1|6.12|7.3 [KCONFIG=file] [KDEB_DIR=dir]
+#                 Debian packages (linux-image, linux-headers) of that Linux
+#                 with its series test/linux-patch/LINUX/, by the kernel's
+#                 `make bindeb-pkg`; default config: the lab's of LINUX;
+#                 .debs in out/kernel-deb/ (mk/kernel-deb.sh, docs/kernel-deb.md)
 #
 # Both `lab` and `check` need root on Debian 12: the lab installs what it
 # needs with apt-get and caches builds in /var/cache/xen-ptswap.
 
-.PHONY: all lab check
+.PHONY: all lab check kernel-deb
 
 all: module
 
@@ -20,5 +25,12 @@ lab:
 
 check:
 	test/check
+
+LINUX ?= 6.1
+KDEB_DIR ?= out/kernel-deb
+kernel-deb:
+	mk/kernel-deb.sh --linux '$(LINUX)' --out '$(KDEB_DIR)' \
+		$(if $(KCONFIG),--config '$(KCONFIG)') $(if $(KTREE),--tree '$(KTREE)') \
+		$(if $(KDEB_LOCALVERSION),--localversion '$(KDEB_LOCALVERSION)')
 
 include mk/module.mk
