@@ -227,18 +227,26 @@ upr_checks() {
 }
 
 # guest_run CHECK BENCH VARIANTS ARGS...: ab-run --bench BENCH on the
-# guest, 1 round of VARIANTS, counters off; its table checked.
-guest_run() {
-	local check=$1 bench=$2 variants=$3 t=$SECONDS rc
-	shift 3
-	"$AB" --bench "$bench" --guest "$G" --yes-downtime --no-xen-counters \
-		--variants "$variants" --rounds 1 --warmup 0 \
-		--csv "$WORK/ab/$bench.csv" --png none "$@" \
-		>"$WORK/$bench.out" 2>"$WORK/$bench.err"
+# ab_run CHECK BENCH ARG...: tools/ab-run --bench BENCH ARG... into
+# $WORK/BENCH.{out,err}, its table and progress lines shown as notes;
+# sets rc to its exit status.
+ab_run() {
+	local check=$1 bench=$2 t=$SECONDS
+	shift 2
+	"$AB" --bench "$bench" "$@" >"$WORK/$bench.out" 2>"$WORK/$bench.err"
 	rc=$?
 	note "$check: ab-run took $((SECONDS - t)) s"
 	sed "s/^/# $bench: /" "$WORK/$bench.out"
 	grep -E '^ab-run: (bpftrace|round)' "$WORK/$bench.err" | sed "s/^/# $bench: /"
+}
+
+# guest, 1 round of VARIANTS, counters off; its table checked.
+guest_run() {
+	local check=$1 bench=$2 variants=$3 rc
+	shift 3
+	ab_run "$check" "$bench" --guest "$G" --yes-downtime --no-xen-counters \
+		--variants "$variants" --rounds 1 --warmup 0 \
+		--csv "$WORK/ab/$bench.csv" --png none "$@"
 	if [ "$rc" != 0 ]; then
 		fail "$check" "exit $rc: $(tail -n 4 "$WORK/$bench.err" | tr '\n' ' ')"
 	elif table_checks "$check" "$WORK/$bench.out" &&
@@ -269,14 +277,8 @@ else
 fi
 
 # --- MADV_DONTNEED with Xen's counters off ----------------------------------
-t=$SECONDS
-"$AB" --bench madv --size 16M --rounds 1 --warmup 0 --no-xen-counters \
-	--variants unloaded,batched,noswap --csv "$WORK/ab/madv.csv" --png none \
-	>"$WORK/madv.out" 2>"$WORK/madv.err"
-rc=$?
-note "madv-no-counters: ab-run took $((SECONDS - t)) s"
-sed 's/^/# madv: /' "$WORK/madv.out"
-grep -E '^ab-run: (bpftrace|round)' "$WORK/madv.err" | sed 's/^/# madv: /'
+ab_run madv-no-counters madv --size 16M --rounds 1 --warmup 0 --no-xen-counters \
+	--variants unloaded,batched,noswap --csv "$WORK/ab/madv.csv" --png none
 if [ "$rc" != 0 ]; then
 	fail madv-no-counters "exit $rc: $(tail -n 4 "$WORK/madv.err" | tr '\n' ' ')"
 elif table_checks madv-no-counters "$WORK/madv.out" &&
