@@ -8,6 +8,7 @@
 #                 a lab boot; ends with "N passed, N failed"
 #   make module   build xen_ptswap.ko against KDIR (see mk/module.mk)
 #   make kernel-deb LINUX=6.1|6.12|7.3 [KCONFIG=file] [KDEB_DIR=dir]
+#                 [KDEB_LOCALVERSION=-suffix] [KTREE=dir]
 #                 Debian packages (linux-image, linux-headers) of that Linux
 #                 with its series test/linux-patch/LINUX/, by the kernel's
 #                 `make bindeb-pkg`; default config: the lab's of LINUX;
@@ -28,9 +29,10 @@ check:
 
 LINUX ?= 6.1
 KDEB_DIR ?= out/kernel-deb
+KDEB_ARGS = --linux '$(LINUX)' --out '$(KDEB_DIR)' \
+	$(if $(KCONFIG),--config '$(KCONFIG)') $(if $(KTREE),--tree '$(KTREE)') \
+	$(if $(KDEB_LOCALVERSION),--localversion '$(KDEB_LOCALVERSION)')
 kernel-deb:
-	mk/kernel-deb.sh --linux '$(LINUX)' --out '$(KDEB_DIR)' \
-		$(if $(KCONFIG),--config '$(KCONFIG)') $(if $(KTREE),--tree '$(KTREE)') \
-		$(if $(KDEB_LOCALVERSION),--localversion '$(KDEB_LOCALVERSION)')
+	mk/kernel-deb.sh $(strip $(KDEB_ARGS))
 
 include mk/module.mk
