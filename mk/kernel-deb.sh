@@ -37,7 +37,7 @@
 # gcc") and the saved commands of objtool's own build pointed at the
 # copy, so kbuild's saved commands match.  With the default config only
 # what the release string reaches is recompiled (6.1: 14 files, 6.12: 8),
-# then vmlinux is relinked and packaged: about 3.5 minutes on 2 cores
+# then vmlinux is relinked and packaged: about 2 minutes on 2 cores
 # (the lab's own "-xen-ptswap-lab" would save only those few compiles:
 # the package's build number relinks vmlinux anyway).  With --config, kbuild
 # rebuilds what the other configuration changes: in practice a full build.
