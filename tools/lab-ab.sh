@@ -28,6 +28,11 @@
 #   not 0)  AB_ROUNDS=5  AB_BENCH=madv (madv|munmap|foreign)
 #   AB_FRAMES=65536 AB_BATCH=1024 (foreign only; positive integers, like
 #   AB_ROUNDS)
+#   AB_STACK=debian12 (Xen 4.17.5 + Linux 6.1, Debian 12's, the default:
+#   a cold run builds in about 20 min) or debian13 (Xen 4.20.4 + Linux 6.12
+#   with Debian 13's options and the 4.20 toolstack; a cold run builds
+#   the 6.12 kernel and that toolstack first, 40-60 min on 2 cores): the
+#   stack of every boot, the native floor's kernel included.
 #   LAB_OPTS="" extra test/lab/run options for the Xen boots (e.g.
 #   "--timeout 3600").  AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
 #   AB_GUEST_ROUNDS=3 (the guest boot takes about 20 min on 2 cores:
@@ -64,6 +69,11 @@ if ! [[ $size =~ ^[0-9]+[KkMmGg]?(i?B)?$ ]]; then
 elif [[ $size =~ ^0+[KkMmGg]?(i?B)?$ ]]; then
 	bad "AB_SIZE=$size: the size must be more than 0"
 fi
+case ${AB_STACK:-debian12} in
+debian12) stack=() ;;
+debian13) stack=(--linux 6.12 --xen-version 4.20) ;;
+*) bad "AB_STACK=$AB_STACK: debian12 or debian13" ;;
+esac
 guests=${AB_GUESTS:-1}
 guest_mib=${AB_GUEST_MIB:-256}
 guest_rounds=${AB_GUEST_ROUNDS:-3}
@@ -93,7 +103,7 @@ per_bench='make -s -C tools || exit 1
 if [ "$bench" != foreign ]; then
 	echo "lab-ab: native floor: ${benches[*]}, $size, $rounds rounds (kernel without Xen)"
 	for b in "${benches[@]}"; do rm -f "out/native-$b.csv"; done
-	test/lab/run --kernel native -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
+	test/lab/run ${stack[@]+"${stack[0]}" "${stack[1]}"} --kernel native -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
 		"${extra[@]}" --csv out/native-BENCH.csv --png none
 	native=(--native out/native-BENCH.csv)
 else
@@ -101,14 +111,14 @@ else
 	native=()
 fi
 
-echo "lab-ab: A/B in one boot: unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
+echo "lab-ab: A/B in one boot (${AB_STACK:-debian12}: ${stack[*]:-Xen 4.17, Linux 6.1}): unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
 # ab-run prints the table in Dom0 (test/lab/run relays it) and writes this
 # file only when it completes: remove an old one so the pointer below is
 # this run's.
 for b in "${benches[@]}"; do rm -f "out/ab-$b.txt"; done
 rc=0
 # shellcheck disable=SC2086 # LAB_OPTS is a list of options
-test/lab/run ${LAB_OPTS:-} -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
+test/lab/run ${stack[@]+"${stack[@]}"} ${LAB_OPTS:-} -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
 	"${extra[@]}" "${native[@]}" --csv out/ab-BENCH.csv || rc=$?
 
 for b in "${benches[@]}"; do
@@ -123,7 +133,7 @@ if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
 	grc=0
 	# A live migration to the same Dom0 holds two copies of the guest.
 	# shellcheck disable=SC2016,SC2086 # $1/$2 are the inner shell's; LAB_OPTS a list
-	test/lab/run ${LAB_OPTS:-} --guest-mem $((guest_mib * 3)) --timeout 7200 -- \
+	test/lab/run ${stack[@]+"${stack[@]}"} ${LAB_OPTS:-} --guest-mem $((guest_mib * 3)) --timeout 7200 -- \
 		bash -c 'make -s -C tools || exit 1
 			test/lab/xl-guest create abg "$1" >/dev/null || exit 1
 			rc=0
