@@ -14,16 +14,27 @@
  * MMU_PT_UPDATE_SWAP: sub-op 4 of HYPERVISOR_mmu_update, in ptr[2:0].
  * ptr: machine address of an L1 entry; val: the new entry.  Xen validates
  * val as for MMU_NORMAL_PT_UPDATE, exchanges the entry atomically and
- * writes the entry it replaced back into the request's val.  Non-L1
- * targets fail with -EINVAL.
+ * writes the entry it replaced back into the request's val.  Xen does no
+ * TLB flush.  Refused, nothing changed: -EINVAL if pdone is NULL, or if
+ * ptr is not in an L1 page table (L2-L4, or a frame that is not a page
+ * table: exchange that natively); -EPERM if the page-table owner
+ * (foreigndom[31:16]) is another domain; -EFAULT if Xen cannot write the
+ * request's val.  val, and pdone last, are written after the exchange
+ * through the caller's mapping as it is then: if writing val fails then,
+ * the call fails with -EFAULT and pdone counts the request (exchanged, old
+ * value lost).  Keep the request and pdone out of the entries swapped.
  */
 #ifndef MMU_PT_UPDATE_SWAP
 #define MMU_PT_UPDATE_SWAP		4
 #endif
 
-/* XENFEAT_mmu_pt_update_swap: XENVER_get_features bit, PV guests only. */
+/*
+ * XENFEAT_mmu_pt_update_swap: XENVER_get_features bit, PV guests only.
+ * Not allocated upstream: the module's load-time probe swap guards
+ * against a Xen that gives the bit another meaning.
+ */
 #ifndef XENFEAT_mmu_pt_update_swap
-#define XENFEAT_mmu_pt_update_swap	22
+#define XENFEAT_mmu_pt_update_swap	21
 #endif
 
 #endif /* XEN_PTSWAP_ABI_H */

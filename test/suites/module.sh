@@ -19,7 +19,7 @@
 #     EOPNOTSUPP, says so and names mode=noswap; mode=noswap loads and its
 #     clears keep the data of private and shared memory, queued and
 #     trapped.
-#   feature-only Xen (--xen feature-only: bit 22 set, no sub-op) + patched
+#   feature-only Xen (--xen feature-only: bit 21 set, no sub-op) + patched
 #     kernel: the load-time probe refuses with EOPNOTSUPP, exactly one
 #     kernel log line saying so, nothing installed (no module, no debugfs
 #     directory, the pv-op slot still the default), nothing else logged.
@@ -198,10 +198,10 @@ check_feature_only() {
 	local out lines bad features op
 
 	features=$(cat /sys/hypervisor/properties/features 2>/dev/null)
-	if [ -n "$features" ] && [ $(((0x$features >> 22) & 1)) = 1 ]; then
+	if [ -n "$features" ] && [ $(((0x$features >> 21) & 1)) = 1 ]; then
 		pass feature-only-bit-set
 	else
-		fail feature-only-bit-set "cannot run because bit 22 is clear in features '$features'"
+		fail feature-only-bit-set "cannot run because bit 21 is clear in features '$features'"
 		return
 	fi
 	dmesg_mark

@@ -12,7 +12,7 @@
 #   patched Xen: the sub-op's behaviour (see the module's checks)
 #   debug Xen:   the same on the patched Xen built with CONFIG_DEBUG=y
 #                (--xen debug), and that Xen's console says debug=y
-#   stock Xen:   bit 22 clear, and a swap request fails changing nothing
+#   stock Xen:   bit 21 clear, and a swap request fails changing nothing
 # Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
 # "info:" lines with what the module logged.  Exit status 0 if all passed.
 

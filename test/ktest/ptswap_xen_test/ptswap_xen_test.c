@@ -122,6 +122,8 @@ static unsigned long page_mfn(struct page *page)
 	return pfn_to_mfn(page_to_pfn(page));
 }
 
+static bool same_but_ad(u64 a, u64 b);
+
 /* The same entry pointing at the other data page. */
 static u64 entry_flipped(u64 e)
 {
@@ -451,44 +453,157 @@ static bool check_l4(struct slots *s, char *why)
 	return check_upper_level(pgd_offset(current->active_mm, va), why);
 }
 
-/* A frame that is not a page table: a plain exchange of any 64-bit value. */
+/*
+ * A frame that is not a page table is refused with -EINVAL, the word and
+ * the request untouched: the guest can exchange such a word itself.
+ */
+static bool plain_refused(u64 *word, const char *what, char *why)
+{
+	u64 maddr = arbitrary_virt_to_machine(word).maddr, before = READ_ONCE(*word), val;
+	/* An entry validation would refuse too: a reserved address bit set. */
+	u64 unchecked = ((u64)data_mfn[0] << PAGE_SHIFT) | _PAGE_PRESENT | _PAGE_RW |
+			BIT_ULL(PTE_RESERVED_BIT);
+	int done, rc;
+
+	val = unchecked;
+	rc = swap_one(maddr, &val, &done);
+	if (rc != -EINVAL || done != 0 || val != unchecked || READ_ONCE(*word) != before)
+		return FAIL(why,
+			    "%s: rc %d, done %d, request val %#llx (want %d, 0, %#llx), word %#llx (want %#llx)",
+			    what, rc, done, val, -EINVAL, unchecked, READ_ONCE(*word), before);
+	return true;
+}
+
+/* A frame Dom0 maps writable: Xen's PGT_writable_page case under page_lock(). */
 static bool check_plain_frame(struct slots *unused, char *why)
 {
 	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	u64 *word, maddr, unchecked, val;
-	struct mmu_update req[3];
-	bool ok = true;
-	int done, rc;
+	u64 *word;
+	bool ok;
 
 	if (!page)
 		return FAIL(why, "cannot run because no memory");
 	word = (u64 *)page_address(page) + 5;
-	maddr = arbitrary_virt_to_machine(word).maddr;
-	/* An entry validation would refuse: a reserved address bit set. */
-	unchecked = ((u64)data_mfn[0] << PAGE_SHIFT) | _PAGE_PRESENT | _PAGE_RW |
-		    BIT_ULL(PTE_RESERVED_BIT);
 	WRITE_ONCE(*word, 0x0123456789abcdefULL);
-	val = unchecked;
-	rc = swap_one(maddr, &val, &done);
-	if (rc || done != 1 || val != 0x0123456789abcdefULL || READ_ONCE(*word) != unchecked) {
-		ok = FAIL(why,
-			  "rc %d, done %d, returned %#llx (want 0x0123456789abcdef), word %#llx (want %#llx)",
-			  rc, done, val, READ_ONCE(*word), unchecked);
-		goto out;
-	}
-	swap_req(&req[0], maddr, 1);
-	swap_req(&req[1], maddr, 2);
-	swap_req(&req[2], maddr, 3);
-	rc = mmu_update(req, 3, &done);
-	if (rc || done != 3 || req[0].val != unchecked || req[1].val != 1 || req[2].val != 2 ||
-	    READ_ONCE(*word) != 3)
-		ok = FAIL(why,
-			  "batch: rc %d, done %d, returned %#llx %#llx %#llx (want %#llx 1 2), word %#llx (want 3)",
-			  rc, done, req[0].val, req[1].val, req[2].val, unchecked,
-			  READ_ONCE(*word));
-out:
+	ok = plain_refused(word, "writable-mapped frame", why);
 	__free_page(page);
 	return ok;
+}
+
+/*
+ * A frame of Dom0 with no writable mapping (its direct-map entry made
+ * read-only with update_va_mapping): type count 0, so page_lock() fails
+ * and Xen reaches its get_page_type(PGT_writable_page) case.
+ */
+static bool check_plain_frame_untyped(struct slots *unused, char *why)
+{
+	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	unsigned long va;
+	unsigned int level;
+	pte_t *ptep, pte;
+	bool ok;
+	int rc;
+
+	if (!page)
+		return FAIL(why, "cannot run because no memory");
+	va = (unsigned long)page_address(page);
+	((u64 *)va)[6] = 0x0123456789abcdefULL;
+	ptep = lookup_address(va, &level);
+	if (!ptep || level != PG_LEVEL_4K) {
+		__free_page(page);
+		return FAIL(why, "cannot run because the page's direct-map entry is not 4K");
+	}
+	pte = *ptep;
+	rc = HYPERVISOR_update_va_mapping(va, native_make_pte(native_pte_val(pte) & ~_PAGE_RW),
+					  UVMF_INVLPG);
+	if (rc) {
+		__free_page(page);
+		return FAIL(why, "cannot run because update_va_mapping failed (%d)", rc);
+	}
+	ok = plain_refused((u64 *)va + 6, "read-only frame", why);
+	rc = HYPERVISOR_update_va_mapping(va, pte, UVMF_INVLPG);
+	if (rc) {
+		/* Leak the page rather than free it read-only. */
+		return FAIL(why, "cannot restore the page's direct-map entry (%d)", rc);
+	}
+	__free_page(page);
+	return ok;
+}
+
+/*
+ * Without @pdone a SWAP is refused with -EINVAL, entry and request
+ * untouched; the NORMAL update before it in the same call stays done.
+ */
+static bool check_null_pdone(struct slots *s, char *why)
+{
+	u64 before0 = entry_read(s, 0), before1 = entry_read(s, 1);
+	u64 new0 = entry_flipped(before0), new1 = entry_flipped(before1);
+	struct mmu_update req[2] = {
+		{ .ptr = s->maddr[0] | MMU_NORMAL_PT_UPDATE, .val = new0 },
+	};
+	bool ok = true;
+	int rc;
+
+	swap_req(&req[1], s->maddr[1], new1);
+	rc = HYPERVISOR_mmu_update(&req[1], 1, NULL, DOMID_SELF);
+	if (rc != -EINVAL || req[1].val != new1 || entry_read(s, 1) != before1)
+		return FAIL(why, "alone: rc %d (want %d), request val %#llx (want %#llx), entry %#llx (want %#llx)",
+			    rc, -EINVAL, req[1].val, new1, entry_read(s, 1), before1);
+	rc = HYPERVISOR_mmu_update(req, 2, NULL, DOMID_SELF);
+	if (rc != -EINVAL || req[1].val != new1 || entry_read(s, 1) != before1 ||
+	    !same_but_ad(entry_read(s, 0), new0))
+		ok = FAIL(why, "after a normal update: rc %d (want %d), request val %#llx, entries %#llx %#llx (want %#llx %#llx)",
+			  rc, -EINVAL, req[1].val, entry_read(s, 0), entry_read(s, 1), new0, before1);
+	WARN_ON(normal_update(s->maddr[0], before0));
+	return ok;
+}
+
+/*
+ * mmu_update with a full 32-bit @foreigndom: Linux's HYPERVISOR_mmu_update()
+ * takes a domid_t, which has no room for PFD (@foreigndom[31:16]).
+ */
+static int mmu_update_pfd(struct mmu_update *req, unsigned int count, int *done,
+			  unsigned int foreigndom)
+{
+	return _hypercall4(int, mmu_update, req, count, done, foreigndom);
+}
+
+/* PFD naming a domain that does not exist: -ESRCH, nothing changed. */
+#define NO_SUCH_DOMID	32000
+
+static bool check_pfd_missing(struct slots *s, char *why)
+{
+	u64 before = entry_read(s, 2), new = entry_flipped(before);
+	struct mmu_update req;
+	int done = -1, rc;
+
+	swap_req(&req, s->maddr[2], new);
+	rc = mmu_update_pfd(&req, 1, &done, ((NO_SUCH_DOMID + 1) << 16) | DOMID_SELF);
+	if (rc != -ESRCH || done != 0 || req.val != new || entry_read(s, 2) != before)
+		return FAIL(why, "rc %d, done %d (want %d, 0), request val %#llx (want %#llx), entry %#llx (want %#llx)",
+			    rc, done, -ESRCH, req.val, new, entry_read(s, 2), before);
+	return true;
+}
+
+/* PFD naming Dom0 itself (x = 0 + 1): the caller's own page tables, a swap. */
+static bool check_pfd_self(struct slots *s, char *why)
+{
+	u64 before = entry_read(s, 2), new = entry_flipped(before);
+	struct mmu_update req;
+	int done = -1, rc;
+
+	if (!xen_initial_domain())
+		return FAIL(why, "cannot run because this is not Dom0 (domid unknown)");
+	swap_req(&req, s->maddr[2], new);
+	rc = mmu_update_pfd(&req, 1, &done, (1U << 16) | DOMID_SELF);
+	if (rc || done != 1 || !same_but_ad(req.val, before) || entry_read(s, 2) != new) {
+		if (entry_read(s, 2) != before)
+			WARN_ON(normal_update(s->maddr[2], before));
+		return FAIL(why, "rc %d, done %d (want 0, 1), returned %#llx (want %#llx), entry %#llx (want %#llx)",
+			    rc, done, req.val, before, entry_read(s, 2), new);
+	}
+	WARN_ON(normal_update(s->maddr[2], before));
+	return true;
 }
 
 /* --- checks with a second vCPU ----------------------------------------- */
@@ -992,7 +1107,7 @@ static bool check_stock_refuses(struct slots *s, char *why)
 
 /* --- a plain frame the other vCPU keeps writing ------------------------ */
 
-#define BUSY_SWAPS	20000	/* swaps of a word the other vCPU rewrites */
+#define BUSY_SWAPS	2000	/* swaps of a word the other vCPU rewrites */
 #define BUSY_MARK	BIT_ULL(63)	/* set in every value the swaps install */
 
 /* Helper: rewrite the word with an increasing count (bit 63 clear). */
@@ -1010,34 +1125,27 @@ static int busy_helper(void *arg)
 }
 
 /*
- * Xen retries a lost race on a writable frame a bounded number of times,
- * then fails the request with -EBUSY (it used to restart through
- * continuations for as long as the guest kept writing).  Every swap must
- * return; one that succeeds returns a value the helper wrote or our own
- * last one, one that fails gets -EBUSY with done 0 and its val untouched.
+ * A plain frame the other vCPU keeps writing: every swap is refused with
+ * -EINVAL before the word is touched (Xen used to retry a cmpxchg on it
+ * and give up with -EBUSY); the word never holds a value of ours.
  */
 static bool busy_main(struct duo *d)
 {
 	u64 *word = d->va, maddr = arbitrary_virt_to_machine(word).maddr, val, mine;
-	unsigned int i, ok_n = 0, busy_n = 0;
+	unsigned int i;
 	int done, rc;
 
 	for (i = 0; i < BUSY_SWAPS; i++) {
 		mine = BUSY_MARK | i;
 		val = mine;
 		rc = swap_one(maddr, &val, &done);
-		if (rc == -EBUSY && done == 0 && val == mine) {
-			busy_n++;
-		} else if (!rc && done == 1 && val != mine) {
-			ok_n++;
-		} else {
-			return FAIL(d->why, "swap %u: rc %d, done %d, val %#llx (installed %#llx)",
-				    i, rc, done, val, mine);
-		}
+		if (rc != -EINVAL || done != 0 || val != mine || (READ_ONCE(*word) & BUSY_MARK))
+			return FAIL(d->why, "swap %u: rc %d, done %d, val %#llx (installed %#llx), word %#llx",
+				    i, rc, done, val, mine, READ_ONCE(*word));
 		if (!(i & 255))
 			cond_resched();
 	}
-	pr_info("busy plain frame: %u swaps done, %u refused with -EBUSY\n", ok_n, busy_n);
+	pr_info("busy plain frame: %u swaps refused with -EINVAL\n", BUSY_SWAPS);
 	return true;
 }
 
@@ -1072,8 +1180,12 @@ static const struct {
 	{ "l2-target-einval", check_l2 },
 	{ "l3-target-einval", check_l3 },
 	{ "l4-target-einval", check_l4 },
-	{ "plain-frame-exchange", check_plain_frame },
-	{ "plain-frame-busy-bounded", check_plain_frame_busy },
+	{ "plain-frame-einval", check_plain_frame },
+	{ "plain-frame-untyped-einval", check_plain_frame_untyped },
+	{ "plain-frame-busy-einval", check_plain_frame_busy },
+	{ "null-pdone-einval", check_null_pdone },
+	{ "pfd-missing-esrch", check_pfd_missing },
+	{ "pfd-self-is-own", check_pfd_self },
 	{ "ad-bits-from-other-vcpu", check_ad },
 	{ "preempted-batch", check_preempted_batch },
 	{ "readonly-request-array", check_readonly_array },
