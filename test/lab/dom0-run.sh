@@ -11,6 +11,19 @@ set -a
 set +a
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# A toolstack of test/lab/xen-tools (test/lab/run --env XPS_XEN_TOOLS=PREFIX,
+# e.g. for a Xen 4.20 hypervisor, which Debian 12's xen-utils-4.17 cannot
+# drive): its sbin/ and bin/ first on PATH, so that xl, xenperf, xenstore-*
+# and test/lab/xl-guest's daemons are the matching ones.  No library path:
+# its programs carry an rpath to PREFIX/lib (xen-tools configures with
+# --enable-rpath), so Debian's own programs keep Debian's libraries.
+if [ -n "${XPS_XEN_TOOLS:-}" ]; then
+	if [ ! -x "$XPS_XEN_TOOLS/sbin/xl" ]; then
+		echo "dom0-run: XPS_XEN_TOOLS=$XPS_XEN_TOOLS holds no sbin/xl (not a prefix of test/lab/xen-tools)" >&2
+		exit 125
+	fi
+	export PATH=$XPS_XEN_TOOLS/sbin:$XPS_XEN_TOOLS/bin:$PATH
+fi
 
 rel=$(uname -r)
 mods=/lib/modules/$rel
