@@ -41,7 +41,7 @@ static pte_t xps_fallback(pte_t *ptep, int err)
 
 /*
  * The swap exchanged the entry but Xen could not hand back what it
- * replaced (test/xen-patch/ 0003's write-back edge).  The entry is none
+ * replaced (test/xen-patch/ 0004's write-back edge).  The entry is none
  * already: a native xchg would return that none and leak the page.
  * Return @pte, read before the swap, which can lack only A/D bits the
  * hardware set since; report the page accessed and, if writable, dirty,

@@ -47,7 +47,7 @@ bool xps_xen_has_swap(void)
  * One MMU_PT_UPDATE_SWAP request: exchange the L1 entry at @ptep with @new.
  * Return 0 and the replaced entry in *@old, or a negative errno with *@old
  * untouched.  *@changed says whether Xen counted the request done: then it
- * exchanged the entry, even if it failed afterwards (test/xen-patch/ 0003:
+ * exchanged the entry, even if it failed afterwards (test/xen-patch/ 0004:
  * the write-back into the request can fail after the exchange only if the
  * request's page is remapped under the call).
  */
@@ -174,7 +174,7 @@ static DECLARE_FAULT_ATTR(xps_fail_writeback);
  * DOC: /sys/kernel/debug/xen_ptswap/fail_swap_writeback/
  *
  * The same attributes for the write-back edge of the sub-op's contract
- * (test/xen-patch/ 0003): a call that should_fail() picks is issued and
+ * (test/xen-patch/ 0004): a call that should_fail() picks is issued and
  * exchanges the entry, then xps_hypercall_swap() drops the replaced value
  * Xen returned and reports -EFAULT with the request counted done, as Xen
  * does when it cannot write the old entry back after the exchange.  The
@@ -225,8 +225,8 @@ static bool xps_writeback_should_fail(void)
 
 /**
  * xps_hypercall_swap() - clear one L1 entry with MMU_PT_UPDATE_SWAP
- * @ptep: the entry, in a page table page of this domain (a pinned one, or
- *	Xen does a plain atomic exchange)
+ * @ptep: the entry, in a pinned L1 page table of this domain (Xen refuses
+ *	any other frame with -EINVAL, changing nothing)
  * @old: where to store the entry Xen replaced, as the raw machine value a
  *	native xchg on the entry would have returned
  * @changed: set to whether the entry was exchanged, also on error
@@ -237,7 +237,7 @@ static bool xps_writeback_should_fail(void)
  * set by the hardware meanwhile, and writes the old entry back into val.
  * A failed request normally changed nothing; only when Xen cannot write
  * the old entry back after the exchange (the request's page remapped
- * under the call: test/xen-patch/ 0003) does it fail with the request
+ * under the call: test/xen-patch/ 0004) does it fail with the request
  * counted done: the entry is then none and its old value lost, and
  * *@changed is true.
  *

@@ -568,7 +568,10 @@ static int mmu_update_pfd(struct mmu_update *req, unsigned int count, int *done,
 	return _hypercall4(int, mmu_update, req, count, done, foreigndom);
 }
 
-/* PFD naming a domain that does not exist: -ESRCH, nothing changed. */
+/*
+ * PFD naming a domain that does not exist: -ESRCH before any request is
+ * read, so nothing changed and @pdone not even written.
+ */
 #define NO_SUCH_DOMID	32000
 
 static bool check_pfd_missing(struct slots *s, char *why)
@@ -579,8 +582,8 @@ static bool check_pfd_missing(struct slots *s, char *why)
 
 	swap_req(&req, s->maddr[2], new);
 	rc = mmu_update_pfd(&req, 1, &done, ((NO_SUCH_DOMID + 1) << 16) | DOMID_SELF);
-	if (rc != -ESRCH || done != 0 || req.val != new || entry_read(s, 2) != before)
-		return FAIL(why, "rc %d, done %d (want %d, 0), request val %#llx (want %#llx), entry %#llx (want %#llx)",
+	if (rc != -ESRCH || done != -1 || req.val != new || entry_read(s, 2) != before)
+		return FAIL(why, "rc %d, done %d (want %d, -1: unwritten), request val %#llx (want %#llx), entry %#llx (want %#llx)",
 			    rc, done, -ESRCH, req.val, new, entry_read(s, 2), before);
 	return true;
 }
