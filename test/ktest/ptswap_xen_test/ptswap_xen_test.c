@@ -547,13 +547,14 @@ static bool check_null_pdone(struct slots *s, char *why)
 	swap_req(&req[1], s->maddr[1], new1);
 	rc = HYPERVISOR_mmu_update(&req[1], 1, NULL, DOMID_SELF);
 	if (rc != -EINVAL || req[1].val != new1 || entry_read(s, 1) != before1)
-		return FAIL(why, "alone: rc %d (want %d), request val %#llx (want %#llx), entry %#llx (want %#llx)",
+		return FAIL(why, "alone: rc %d (%d), val %#llx (%#llx), entry %#llx (%#llx)",
 			    rc, -EINVAL, req[1].val, new1, entry_read(s, 1), before1);
 	rc = HYPERVISOR_mmu_update(req, 2, NULL, DOMID_SELF);
 	if (rc != -EINVAL || req[1].val != new1 || entry_read(s, 1) != before1 ||
 	    !same_but_ad(entry_read(s, 0), new0))
-		ok = FAIL(why, "after a normal update: rc %d (want %d), request val %#llx, entries %#llx %#llx (want %#llx %#llx)",
-			  rc, -EINVAL, req[1].val, entry_read(s, 0), entry_read(s, 1), new0, before1);
+		ok = FAIL(why, "2nd of 2: rc %d (%d), val %#llx, entries %#llx %#llx (%#llx %#llx)",
+			  rc, -EINVAL, req[1].val, entry_read(s, 0), entry_read(s, 1),
+			  new0, before1);
 	WARN_ON(normal_update(s->maddr[0], before0));
 	return ok;
 }
@@ -583,7 +584,7 @@ static bool check_pfd_missing(struct slots *s, char *why)
 	swap_req(&req, s->maddr[2], new);
 	rc = mmu_update_pfd(&req, 1, &done, ((NO_SUCH_DOMID + 1) << 16) | DOMID_SELF);
 	if (rc != -ESRCH || done != -1 || req.val != new || entry_read(s, 2) != before)
-		return FAIL(why, "rc %d, done %d (want %d, -1: unwritten), request val %#llx (want %#llx), entry %#llx (want %#llx)",
+		return FAIL(why, "rc %d, done %d (%d, -1), val %#llx (%#llx), entry %#llx (%#llx)",
 			    rc, done, -ESRCH, req.val, new, entry_read(s, 2), before);
 	return true;
 }
@@ -602,7 +603,7 @@ static bool check_pfd_self(struct slots *s, char *why)
 	if (rc || done != 1 || !same_but_ad(req.val, before) || entry_read(s, 2) != new) {
 		if (entry_read(s, 2) != before)
 			WARN_ON(normal_update(s->maddr[2], before));
-		return FAIL(why, "rc %d, done %d (want 0, 1), returned %#llx (want %#llx), entry %#llx (want %#llx)",
+		return FAIL(why, "rc %d, done %d (0, 1), old %#llx (%#llx), entry %#llx (%#llx)",
 			    rc, done, req.val, before, entry_read(s, 2), new);
 	}
 	WARN_ON(normal_update(s->maddr[2], before));
@@ -1143,7 +1144,7 @@ static bool busy_main(struct duo *d)
 		val = mine;
 		rc = swap_one(maddr, &val, &done);
 		if (rc != -EINVAL || done != 0 || val != mine || (READ_ONCE(*word) & BUSY_MARK))
-			return FAIL(d->why, "swap %u: rc %d, done %d, val %#llx (installed %#llx), word %#llx",
+			return FAIL(d->why, "swap %u: rc %d done %d val %#llx (%#llx) word %#llx",
 				    i, rc, done, val, mine, READ_ONCE(*word));
 		if (!(i & 255))
 			cond_resched();
