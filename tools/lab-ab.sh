@@ -103,7 +103,7 @@ per_bench='make -s -C tools || exit 1
 if [ "$bench" != foreign ]; then
 	echo "lab-ab: native floor: ${benches[*]}, $size, $rounds rounds (kernel without Xen)"
 	for b in "${benches[@]}"; do rm -f "out/native-$b.csv"; done
-	test/lab/run ${stack[@]+"${stack[0]}" "${stack[1]}"} --kernel native -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
+	test/lab/run ${stack[@]+"${stack[@]}"} --kernel native -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
 		"${extra[@]}" --csv out/native-BENCH.csv --png none
 	native=(--native out/native-BENCH.csv)
 else
