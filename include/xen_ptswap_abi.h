@@ -15,11 +15,12 @@
  * ptr: machine address of an L1 entry; val: the new entry.  Xen validates
  * val as for MMU_NORMAL_PT_UPDATE, exchanges the entry atomically and
  * writes the entry it replaced back into the request's val.  Xen does no
- * TLB flush.  Refused, nothing changed: -EINVAL if pdone is NULL, or if
- * ptr is not in an L1 page table (L2-L4, or a frame that is not a page
- * table: exchange that natively); -EPERM if the page-table owner
- * (foreigndom[31:16]) is another domain; -EFAULT if Xen cannot write the
- * request's val.  val, and pdone last, are written after the exchange
+ * TLB flush.  Refused, nothing changed, in the order Xen checks:
+ * -EPERM if the page-table owner (foreigndom[31:16]) is another domain;
+ * -EINVAL if pdone is NULL; -EFAULT if Xen cannot write pdone (checked
+ * once per call) or the request's val; -EINVAL if ptr is not in an L1
+ * page table (L2-L4, or a frame that is not a page table: exchange that
+ * natively).  val, and pdone last, are written after the exchange
  * through the caller's mapping as it is then: if writing val fails then,
  * the call fails with -EFAULT and pdone counts the request (exchanged, old
  * value lost).  Keep the request and pdone out of the entries swapped.

@@ -864,7 +864,37 @@ static bool check_preempted_batch(struct slots *unused, char *why)
 	return ok;
 }
 
-/* --- unwritable request arrays --------------------------------------- */
+/* --- unwritable request arrays and pdone ---------------------------- */
+
+/*
+ * Make the page at @va (a vmap() of ours) read-only to Dom0 and flush it;
+ * *@maddr and *@rw_entry get what ro_restore() needs.  Returns 0, or
+ * -ENOENT if @va has no L1 entry, or the hypercall's error.
+ */
+static int ro_make(void *va, u64 *maddr, u64 *rw_entry)
+{
+	unsigned int level;
+	pte_t *pte = lookup_address((unsigned long)va, &level);
+	int rc;
+
+	if (!pte || level != PG_LEVEL_4K)
+		return -ENOENT;
+	*maddr = arbitrary_virt_to_machine(pte).maddr;
+	*rw_entry = READ_ONCE(pte->pte);
+	rc = normal_update(*maddr, *rw_entry & ~(u64)_PAGE_RW);
+	if (!rc)
+		rc = invlpg(MMUEXT_INVLPG_ALL, va);
+	if (rc)
+		*maddr = 0;
+	return rc;
+}
+
+/* Undo ro_make(); nothing to do if it failed (@maddr 0). */
+static void ro_restore(u64 maddr, u64 rw_entry)
+{
+	if (maddr)
+		WARN_ON(normal_update(maddr, rw_entry));
+}
 
 /*
  * Requests 0-2 at the end of a writable page, request 3 at the start of a
@@ -875,10 +905,9 @@ static bool check_readonly_array(struct slots *s, char *why)
 {
 	struct page *pages[2] = { alloc_page(GFP_KERNEL), alloc_page(GFP_KERNEL) };
 	struct mmu_update *req = NULL;
-	unsigned int i, level;
+	unsigned int i;
 	u64 before[4], ro_maddr = 0, rw_entry = 0;
 	void *area = NULL;
-	pte_t *ro_pte;
 	bool ok = true;
 	int done, rc;
 
@@ -896,15 +925,7 @@ static bool check_readonly_array(struct slots *s, char *why)
 		before[i] = entry_read(s, 8 + i);
 		swap_req(&req[i], s->maddr[8 + i], entry_flipped(before[i]));
 	}
-	ro_pte = lookup_address((unsigned long)area + PAGE_SIZE, &level);
-	if (!ro_pte || level != PG_LEVEL_4K) {
-		ok = FAIL(why, "cannot run because the array's second page has no L1 entry");
-		goto out;
-	}
-	ro_maddr = arbitrary_virt_to_machine(ro_pte).maddr;
-	rw_entry = READ_ONCE(ro_pte->pte);
-	if (normal_update(ro_maddr, rw_entry & ~(u64)_PAGE_RW) ||
-	    invlpg(MMUEXT_INVLPG_ALL, area + PAGE_SIZE)) {
+	if (ro_make(area + PAGE_SIZE, &ro_maddr, &rw_entry)) {
 		ok = FAIL(why,
 			  "cannot run because the array's second page cannot be made read-only");
 		goto out;
@@ -929,14 +950,77 @@ static bool check_readonly_array(struct slots *s, char *why)
 			  "failed request: val %#llx (want %#llx), entry %#llx (want %#llx, unchanged)",
 			  req[3].val, entry_flipped(before[3]), entry_read(s, 11), before[3]);
 out:
-	if (ro_maddr)
-		WARN_ON(normal_update(ro_maddr, rw_entry));
+	ro_restore(ro_maddr, rw_entry);
 	if (area)
 		vunmap(area);
 	if (pages[0])
 		__free_page(pages[0]);
 	if (pages[1])
 		__free_page(pages[1]);
+	return ok;
+}
+
+#define PDONE_MARK	0x5eed	/* what the read-only pdone holds */
+
+/*
+ * @pdone in a page Dom0 can read but not write.  A swap alone, and a swap
+ * after a normal update, fail with -EFAULT before the exchange: the swap's
+ * entry and val unchanged, the normal update done, @pdone as it was.
+ * (Xen checks @pdone before the first swap of a call; otherwise the swap
+ * would succeed and its count be lost with the final write of @pdone.)
+ */
+static bool check_readonly_pdone(struct slots *s, char *why)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	u64 before0 = entry_read(s, 12), before1 = entry_read(s, 13);
+	u64 new0 = entry_flipped(before0), new1 = entry_flipped(before1);
+	struct mmu_update req[2] = {
+		{ .ptr = s->maddr[12] | MMU_NORMAL_PT_UPDATE, .val = new0 },
+	};
+	u64 ro_maddr = 0, rw_entry = 0;
+	unsigned int *pdone;
+	void *area = NULL;
+	bool ok = true;
+	int rc;
+
+	if (!page)
+		return FAIL(why, "cannot run because no memory");
+	area = vmap(&page, 1, VM_MAP, PAGE_KERNEL);
+	if (!area) {
+		ok = FAIL(why, "cannot run because vmap failed");
+		goto out;
+	}
+	pdone = area;
+	WRITE_ONCE(*pdone, PDONE_MARK);
+	if (ro_make(area, &ro_maddr, &rw_entry)) {
+		ok = FAIL(why, "cannot run because the pdone page cannot be made read-only");
+		goto out;
+	}
+
+	swap_req(&req[1], s->maddr[13], new1);
+	rc = HYPERVISOR_mmu_update(&req[1], 1, pdone, DOMID_SELF);
+	if (rc != -EFAULT || req[1].val != new1 || entry_read(s, 13) != before1 ||
+	    READ_ONCE(*pdone) != PDONE_MARK) {
+		ok = FAIL(why,
+			  "alone: rc %d (%d), val %#llx (%#llx), entry %#llx (%#llx), pdone %#x (%#x)",
+			  rc, -EFAULT, req[1].val, new1, entry_read(s, 13), before1,
+			  READ_ONCE(*pdone), PDONE_MARK);
+		goto out;
+	}
+	rc = HYPERVISOR_mmu_update(req, 2, pdone, DOMID_SELF);
+	if (rc != -EFAULT || req[1].val != new1 || entry_read(s, 13) != before1 ||
+	    !same_but_ad(entry_read(s, 12), new0) || READ_ONCE(*pdone) != PDONE_MARK)
+		ok = FAIL(why,
+			  "2nd of 2: rc %d (%d), val %#llx, entries %#llx %#llx (%#llx %#llx), pdone %#x",
+			  rc, -EFAULT, req[1].val, entry_read(s, 12), entry_read(s, 13),
+			  new0, before1, READ_ONCE(*pdone));
+out:
+	WARN_ON(normal_update(s->maddr[12], before0));
+	WARN_ON(normal_update(s->maddr[13], before1));
+	ro_restore(ro_maddr, rw_entry);
+	if (area)
+		vunmap(area);
+	__free_page(page);
 	return ok;
 }
 
@@ -1193,6 +1277,7 @@ static const struct {
 	{ "ad-bits-from-other-vcpu", check_ad },
 	{ "preempted-batch", check_preempted_batch },
 	{ "readonly-request-array", check_readonly_array },
+	{ "readonly-pdone-efault", check_readonly_pdone },
 	{ "unmapped-request-array", check_unmapped_array },
 	{ "self-referential-swap-to-other-page", check_self_referential_other },
 	{ "self-referential-swap-to-none", check_self_referential_none },
