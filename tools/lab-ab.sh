@@ -8,7 +8,9 @@
 #   2. patched Xen + patched PV Dom0: tools/ab-run alternates module
 #      unloaded / mode=batched / mode=sync for $AB_ROUNDS rounds, with the
 #      native floor beside them, into out/ab-$AB_BENCH.{csv,txt,png} and
-#      out/ab-$AB_BENCH-summary.csv;
+#      out/ab-$AB_BENCH-summary.csv; then tools/req-cost, the cost of one
+#      cleared L1 entry each way (ptwr, MMU_NORMAL_PT_UPDATE,
+#      MMU_PT_UPDATE_SWAP), into out/req-cost.txt;
 #   3. unless AB_GUESTS=0 (and only for AB_BENCH=madv): patched Xen with
 #      memory for guests: test/lab/xl-guest starts a PV guest of
 #      AB_GUEST_MIB MiB, and tools/ab-run --bench save, restore and migrate
@@ -32,7 +34,9 @@
 #   a cold run builds in about 20 min) or debian13 (Xen 4.20.4 + Linux 6.12
 #   with Debian 13's options and the 4.20 toolstack; a cold run builds
 #   the 6.12 kernel and that toolstack first, 40-60 min on 2 cores): the
-#   stack of every boot, the native floor's kernel included.
+#   stack of every boot, the native floor's kernel included; or staging
+#   (upstream's Xen staging with its series and toolstack, Linux 6.12 as
+#   for debian13).
 #   LAB_OPTS="" extra test/lab/run options for the Xen boots (e.g.
 #   "--timeout 3600").  AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
 #   AB_GUEST_ROUNDS=3 (the guest boot takes about 20 min on 2 cores:
@@ -72,7 +76,8 @@ fi
 case ${AB_STACK:-debian12} in
 debian12) stack=() ;;
 debian13) stack=(--linux 6.12 --xen-version 4.20) ;;
-*) bad "AB_STACK=$AB_STACK: debian12 or debian13" ;;
+staging) stack=(--linux 6.12 --xen-version staging) ;;
+*) bad "AB_STACK=$AB_STACK: debian12, debian13 or staging" ;;
 esac
 guests=${AB_GUESTS:-1}
 guest_mib=${AB_GUEST_MIB:-256}
@@ -98,6 +103,7 @@ per_bench='make -s -C tools || exit 1
 	b=(); while [ "$1" != -- ]; do b+=("$1"); shift; done; shift
 	rc=0
 	for x in "${b[@]}"; do tools/ab-run --bench "$x" "${@//BENCH/$x}" || rc=1; done
+	if [ -n "${XPS_REQ_COST:-}" ]; then tools/req-cost -o out/req-cost.txt || rc=1; fi
 	exit $rc'
 
 if [ "$bench" != foreign ]; then
@@ -118,7 +124,8 @@ echo "lab-ab: A/B in one boot (${AB_STACK:-debian12}: ${stack[*]:-Xen 4.17, Linu
 for b in "${benches[@]}"; do rm -f "out/ab-$b.txt"; done
 rc=0
 # shellcheck disable=SC2086 # LAB_OPTS is a list of options
-test/lab/run ${stack[@]+"${stack[@]}"} ${LAB_OPTS:-} -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
+test/lab/run ${stack[@]+"${stack[@]}"} ${LAB_OPTS:-} --env XPS_REQ_COST=1 -- \
+	bash -c "$per_bench" ab-run "${benches[@]}" -- \
 	"${extra[@]}" "${native[@]}" --csv out/ab-BENCH.csv || rc=$?
 
 for b in "${benches[@]}"; do

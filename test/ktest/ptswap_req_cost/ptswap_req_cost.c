@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ptswap_req_cost - what clearing one L1 entry costs a Xen PV Dom0, each
+ * way it can be done, measured in one boot.  A benchmark: tools/req-cost
+ * loads it and prints the table; nothing here passes or fails on time.
+ *
+ * At load time the module maps one page of its own @entries times into a
+ * vmap area (kernel L1 entries, in page tables Xen has pinned: read-only
+ * to Dom0) and, for @rounds rounds, clears all of them each way below,
+ * putting them back with MMU_NORMAL_PT_UPDATE (not timed) before each.
+ * Each round runs every way once, starting at a different one, so drift
+ * is shared.  Ways:
+ *   ptwr:       native xchg(pte, 0), what stock ptep_get_and_clear() does:
+ *               a write fault Xen emulates (ptwr), one per entry;
+ *   normal-N:   MMU_NORMAL_PT_UPDATE to 0, N requests per mmu_update;
+ *   swap-N:     MMU_PT_UPDATE_SWAP to 0, N per mmu_update (needs a Xen
+ *               that advertises XENFEAT_mmu_pt_update_swap);
+ *   empty-call: mmu_update with no request, per call (entries: calls).
+ * After each timed pass every entry must be none and every swap must have
+ * returned its entry (A/D aside), or the load fails with -EIO: a wrong
+ * clear gives no figure.
+ *
+ * Results: /sys/kernel/debug/ptswap_req_cost/results, one line per way:
+ * "<way> <requests per call> <median ns per entry> <min> <max> <rounds>",
+ * nanoseconds of local_clock() (the PV clock) per entry cleared, with
+ * preemption off during each timed pass.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pgtable.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/vmalloc.h>
+#include <asm/xen/hypercall.h>
+#include <asm/xen/page.h>
+#include <xen/features.h>
+#include <xen/interface/version.h>
+#include <xen/xen.h>
+
+#include "xen_ptswap_abi.h"
+
+static unsigned int entries = 512;
+module_param(entries, uint, 0444);
+MODULE_PARM_DESC(entries, "L1 entries cleared per pass, 32-4096, a multiple of 32 (default 512)");
+
+static unsigned int rounds = 21;
+module_param(rounds, uint, 0444);
+MODULE_PARM_DESC(rounds, "timed passes of each way, 1-1001 (default 21)");
+
+#define PTE_AD		((u64)(_PAGE_ACCESSED | _PAGE_DIRTY))
+#define RESULTS_SIZE	2048
+
+enum way_kind { WAY_PTWR, WAY_NORMAL, WAY_SWAP, WAY_EMPTY };
+
+/**
+ * struct way - one way of clearing, and its per-round results
+ * @name: as printed
+ * @kind: what it does
+ * @per_call: requests per mmu_update (1 for ptwr)
+ * @swap: needs MMU_PT_UPDATE_SWAP
+ * @ns: ns per entry of each round, @rounds of them
+ */
+struct way {
+	const char *name;
+	enum way_kind kind;
+	unsigned int per_call;
+	bool swap;
+	u64 *ns;
+};
+
+static struct way ways[] = {
+	{ "ptwr", WAY_PTWR, 1, false },
+	{ "normal-1", WAY_NORMAL, 1, false },
+	{ "normal-32", WAY_NORMAL, 32, false },
+	{ "normal-all", WAY_NORMAL, 0, false },
+	{ "swap-1", WAY_SWAP, 1, true },
+	{ "swap-32", WAY_SWAP, 32, true },
+	{ "swap-all", WAY_SWAP, 0, true },
+	{ "empty-call", WAY_EMPTY, 0, false },
+};
+
+static struct page *data_page;
+static struct page **pages;
+static void *area;
+static pte_t **ptep;
+static u64 *maddr, *orig;
+static struct mmu_update *req;
+static char *results;
+static size_t results_len;
+static struct debugfs_blob_wrapper results_blob;
+static struct dentry *debug_dir;
+
+static int mmu_update(struct mmu_update *r, unsigned int count, unsigned int *done)
+{
+	return HYPERVISOR_mmu_update(r, count, done, DOMID_SELF);
+}
+
+/* Put every entry back as it was mapped, in batches; 0 or the error. */
+static int restore_all(void)
+{
+	unsigned int i, done;
+
+	for (i = 0; i < entries; i++) {
+		req[i].ptr = maddr[i] | MMU_NORMAL_PT_UPDATE;
+		req[i].val = orig[i];
+	}
+	return mmu_update(req, entries, &done);
+}
+
+/* Clear every entry @w's way; 0, or the error of the failing call. */
+static int clear_pass(const struct way *w)
+{
+	unsigned int per = w->per_call ? w->per_call : entries;
+	unsigned int cmd = w->swap ? MMU_PT_UPDATE_SWAP : MMU_NORMAL_PT_UPDATE;
+	unsigned int i, done;
+	int rc = 0;
+
+	if (w->kind == WAY_PTWR) {
+		for (i = 0; i < entries; i++)
+			xchg(&ptep[i]->pte, 0);
+		return 0;
+	}
+	if (w->kind == WAY_EMPTY) {
+		for (i = 0; i < entries && !rc; i++)
+			rc = mmu_update(req, 0, &done);
+		return rc;
+	}
+	for (i = 0; i < entries; i++) {
+		req[i].ptr = maddr[i] | cmd;
+		req[i].val = 0;
+	}
+	for (i = 0; i < entries && !rc; i += per)
+		rc = mmu_update(req + i, per, &done);
+	return rc;
+}
+
+/* After a pass: every entry none and, for a swap, each old value back. */
+static int check_pass(const struct way *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < entries; i++) {
+		u64 now = READ_ONCE(ptep[i]->pte);
+
+		if (w->kind != WAY_EMPTY && now) {
+			pr_err("%s: entry %u is %#llx after the pass, want 0\n", w->name, i, now);
+			return -EIO;
+		}
+		if (w->kind == WAY_EMPTY && now != orig[i]) {
+			pr_err("%s: entry %u changed to %#llx\n", w->name, i, now);
+			return -EIO;
+		}
+		if (w->swap && (req[i].val ^ orig[i]) & ~PTE_AD) {
+			pr_err("%s: entry %u returned %#llx, was %#llx\n", w->name, i,
+			       req[i].val, orig[i]);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static int one_pass(struct way *w, unsigned int round)
+{
+	u64 t0, t1;
+	int rc;
+
+	rc = restore_all();
+	if (rc) {
+		pr_err("restoring the entries failed: %d\n", rc);
+		return rc;
+	}
+	preempt_disable();
+	t0 = local_clock();
+	rc = clear_pass(w);
+	t1 = local_clock();
+	preempt_enable();
+	if (rc) {
+		pr_err("%s: mmu_update failed: %d\n", w->name, rc);
+		return rc;
+	}
+	w->ns[round] = div_u64(t1 - t0, entries);
+	return check_pass(w);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(const struct way *w)
+{
+	u64 *s = kmemdup(w->ns, rounds * sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return;
+	sort(s, rounds, sizeof(*s), cmp_u64, NULL);
+	results_len += scnprintf(results + results_len, RESULTS_SIZE - results_len,
+				 "%s %u %llu %llu %llu %u\n", w->name,
+				 w->kind == WAY_PTWR ? 1 : w->per_call ? w->per_call : entries,
+				 s[rounds / 2], s[0], s[rounds - 1], rounds);
+	kfree(s);
+}
+
+static int setup(void)
+{
+	unsigned int i, level;
+
+	data_page = alloc_page(GFP_KERNEL);
+	pages = kcalloc(entries, sizeof(*pages), GFP_KERNEL);
+	ptep = kcalloc(entries, sizeof(*ptep), GFP_KERNEL);
+	maddr = kcalloc(entries, sizeof(*maddr), GFP_KERNEL);
+	orig = kcalloc(entries, sizeof(*orig), GFP_KERNEL);
+	req = kcalloc(entries, sizeof(*req), GFP_KERNEL);
+	results = kzalloc(RESULTS_SIZE, GFP_KERNEL);
+	if (!data_page || !pages || !ptep || !maddr || !orig || !req || !results)
+		return -ENOMEM;
+	for (i = 0; i < entries; i++)
+		pages[i] = data_page;
+	area = vmap(pages, entries, VM_MAP, PAGE_KERNEL);
+	if (!area)
+		return -ENOMEM;
+	for (i = 0; i < entries; i++) {
+		ptep[i] = lookup_address((unsigned long)area + i * PAGE_SIZE, &level);
+		if (!ptep[i] || level != PG_LEVEL_4K)
+			return -ENOENT;
+		maddr[i] = arbitrary_virt_to_machine(ptep[i]).maddr;
+		orig[i] = READ_ONCE(ptep[i]->pte);
+	}
+	return 0;
+}
+
+/* Put the entries back, unmap the area, free all but the results. */
+static void teardown(void)
+{
+	unsigned int i;
+
+	if (area) {
+		struct mmuext_op flush = { .cmd = MMUEXT_TLB_FLUSH_ALL };
+
+		/* No TLB flush followed the passes; the entries were never used. */
+		WARN_ON(restore_all());
+		WARN_ON(HYPERVISOR_mmuext_op(&flush, 1, NULL, DOMID_SELF));
+		vunmap(area);
+	}
+	for (i = 0; i < ARRAY_SIZE(ways); i++)
+		kfree(ways[i].ns);
+	kfree(req);
+	kfree(orig);
+	kfree(maddr);
+	kfree(ptep);
+	kfree(pages);
+	if (data_page)
+		__free_page(data_page);
+}
+
+static bool swap_advertised(void)
+{
+	struct xen_feature_info fi = { .submap_idx = 0 };
+
+	return HYPERVISOR_xen_version(XENVER_get_features, &fi) >= 0 &&
+	       (fi.submap & BIT(XENFEAT_mmu_pt_update_swap));
+}
+
+/**
+ * ptswap_req_cost_init() - run every way @rounds times and keep the results
+ *
+ * Return: 0 with the results in debugfs; -ENODEV outside a Xen PV domain,
+ * -EINVAL for a bad @entries or @rounds, -ENOMEM, -ENOENT if the area has
+ * no 4 KiB L1 entries, -EIO if a pass left an entry wrong, or the error
+ * of a failed hypercall.  Each refusal says why in one log line.
+ */
+static int __init ptswap_req_cost_init(void)
+{
+	bool swap = swap_advertised();
+	unsigned int i, r, n = ARRAY_SIZE(ways);
+	int rc;
+
+	if (!xen_pv_domain()) {
+		pr_err("not a Xen PV domain\n");
+		return -ENODEV;
+	}
+	if (entries < 32 || entries > 4096 || entries % 32 || !rounds || rounds > 1001) {
+		pr_err("entries=%u rounds=%u: want 32-4096 (a multiple of 32) and 1-1001\n",
+		       entries, rounds);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		ways[i].ns = kcalloc(rounds, sizeof(u64), GFP_KERNEL);
+		if (!ways[i].ns) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	}
+	rc = setup();
+	if (rc) {
+		pr_err("cannot map the test entries: %d\n", rc);
+		goto fail;
+	}
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < n; i++) {
+			struct way *w = &ways[(i + r) % n];
+
+			if (w->swap && !swap)
+				continue;
+			rc = one_pass(w, r);
+			if (rc)
+				goto fail;
+			cond_resched();
+		}
+	for (i = 0; i < n; i++)
+		if (!ways[i].swap || swap)
+			report(&ways[i]);
+	if (!swap)
+		pr_info("XENFEAT_mmu_pt_update_swap is clear: swap-* not measured\n");
+	teardown();
+	results_blob.data = results;
+	results_blob.size = results_len;
+	debug_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_blob("results", 0444, debug_dir, &results_blob);
+	return 0;
+fail:
+	teardown();
+	kfree(results);
+	return rc;
+}
+
+static void __exit ptswap_req_cost_exit(void)
+{
+	debugfs_remove_recursive(debug_dir);
+	kfree(results);
+}
+
+module_init(ptswap_req_cost_init);
+module_exit(ptswap_req_cost_exit);
+MODULE_DESCRIPTION("Per-entry cost of clearing an L1 entry from a Xen PV domain");
+MODULE_LICENSE("GPL");
