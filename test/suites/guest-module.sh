@@ -47,6 +47,10 @@
 #                                of the guest, the module's counters there:
 #                                consistent, deferred and swapped > 0, no
 #                                failed hypercall)
+#   save-restore-with-module     after the run, with the module still
+#                                loaded in Dom0 and the guest: xl save,
+#                                xl restore (tools/guest-bench save), then
+#                                a complete, good check of the pattern
 #   guest-mem-intact             the pattern's check after the run passes
 #   guest-console-clean          no kernel trouble ($BAD_LOG, panic) on the
 #                                guest's console
@@ -279,6 +283,15 @@ if round_done; then
 	take_verdicts guest-correctness guest/ "$WORK/guest.out" "${rc:-1}" "$ROUND_TIMEOUT"
 else
 	take_verdicts guest-correctness guest/ "$WORK/guest.out" 124 "$ROUND_TIMEOUT"
+fi
+
+if guest_dead; then
+	fail save-restore-with-module "cannot run because the guest is not running"
+elif out=$("$GB" save "$G" 2>&1); then
+	pass save-restore-with-module
+	note "save and restore: $(echo "$out" | grep '^result ')"
+else
+	fail save-restore-with-module "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
 fi
 
 if out=$("$XLG" wait-check "$G" 300 2>&1); then
