@@ -10,8 +10,12 @@
  * putting them back with MMU_NORMAL_PT_UPDATE (not timed) before each.
  * Each round runs every way once, starting at a different one, so drift
  * is shared.  Ways:
+ *   memory:     the same xchg on ordinary memory (no trap), the floor;
  *   ptwr:       native xchg(pte, 0), what stock ptep_get_and_clear() does:
  *               a write fault Xen emulates (ptwr), one per entry;
+ *   lazy-set_pte: set_pte(pte, 0) in lazy MMU mode: Linux's Xen PV code
+ *               queues MMU_NORMAL_PT_UPDATE in its multicall buffer and
+ *               issues it when full and when lazy mode ends;
  *   normal-N:   MMU_NORMAL_PT_UPDATE to 0, N requests per mmu_update;
  *   swap-N:     MMU_PT_UPDATE_SWAP to 0, N per mmu_update (needs a Xen
  *               that advertises XENFEAT_mmu_pt_update_swap);
@@ -23,7 +27,10 @@
  * Results: /sys/kernel/debug/ptswap_req_cost/results, one line per way:
  * "<way> <requests per call> <median ns per entry> <min> <max> <rounds>",
  * nanoseconds of local_clock() (the PV clock) per entry cleared, with
- * preemption off during each timed pass.
+ * preemption off during each timed pass.  Requests per call is 1 for
+ * memory, ptwr and lazy-set_pte (one xchg or set_pte() per entry; Linux
+ * merges lazy-set_pte's updates into its multicalls) and 0 for
+ * empty-call.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -55,13 +62,13 @@ MODULE_PARM_DESC(rounds, "timed passes of each way, 1-1001 (default 21)");
 #define PTE_AD		((u64)(_PAGE_ACCESSED | _PAGE_DIRTY))
 #define RESULTS_SIZE	2048
 
-enum way_kind { WAY_PTWR, WAY_NORMAL, WAY_SWAP, WAY_EMPTY };
+enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY };
 
 /**
  * struct way - one way of clearing, and its per-round results
  * @name: as printed
  * @kind: what it does
- * @per_call: requests per mmu_update (1 for ptwr)
+ * @per_call: requests per mmu_update; 0: all @entries (for empty-call: none)
  * @swap: needs MMU_PT_UPDATE_SWAP
  * @ns: ns per entry of each round, @rounds of them
  */
@@ -74,14 +81,16 @@ struct way {
 };
 
 static struct way ways[] = {
+	{ "memory", WAY_MEMORY, 1, false },
 	{ "ptwr", WAY_PTWR, 1, false },
+	{ "lazy-set_pte", WAY_LAZY, 1, false },
 	{ "normal-1", WAY_NORMAL, 1, false },
 	{ "normal-32", WAY_NORMAL, 32, false },
 	{ "normal-all", WAY_NORMAL, 0, false },
 	{ "swap-1", WAY_SWAP, 1, true },
 	{ "swap-32", WAY_SWAP, 32, true },
 	{ "swap-all", WAY_SWAP, 0, true },
-	{ "empty-call", WAY_EMPTY, 0, false },
+	{ "empty-call", WAY_EMPTY, 0, false },	/* per_call printed as 0 */
 };
 
 static struct page *data_page;
@@ -90,6 +99,7 @@ static void *area;
 static pte_t **ptep;
 static u64 *maddr, *orig;
 static struct mmu_update *req;
+static u64 *plain;	/* @entries words of ordinary memory, for "memory" */
 static char *results;
 static size_t results_len;
 static struct debugfs_blob_wrapper results_blob;
@@ -100,6 +110,29 @@ static int mmu_update(struct mmu_update *r, unsigned int count, unsigned int *do
 	return HYPERVISOR_mmu_update(r, count, done, DOMID_SELF);
 }
 
+/*
+ * Lazy MMU mode: Linux 7.3 counts it per task (lazy_mmu_mode_enable() in
+ * include/linux/pgtable.h); before, arch_enter_lazy_mmu_mode() was the
+ * interface.  Kbuild tells which this tree has.
+ */
+static void lazy_enter(void)
+{
+#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
+	lazy_mmu_mode_enable();
+#else
+	arch_enter_lazy_mmu_mode();
+#endif
+}
+
+static void lazy_leave(void)
+{
+#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
+	lazy_mmu_mode_disable();
+#else
+	arch_leave_lazy_mmu_mode();
+#endif
+}
+
 /* Put every entry back as it was mapped, in batches; 0 or the error. */
 static int restore_all(void)
 {
@@ -108,6 +141,7 @@ static int restore_all(void)
 	for (i = 0; i < entries; i++) {
 		req[i].ptr = maddr[i] | MMU_NORMAL_PT_UPDATE;
 		req[i].val = orig[i];
+		plain[i] = orig[i];
 	}
 	return mmu_update(req, entries, &done);
 }
@@ -120,9 +154,21 @@ static int clear_pass(const struct way *w)
 	unsigned int i, done;
 	int rc = 0;
 
+	if (w->kind == WAY_MEMORY) {
+		for (i = 0; i < entries; i++)
+			xchg(&plain[i], 0);
+		return 0;
+	}
 	if (w->kind == WAY_PTWR) {
 		for (i = 0; i < entries; i++)
 			xchg(&ptep[i]->pte, 0);
+		return 0;
+	}
+	if (w->kind == WAY_LAZY) {
+		lazy_enter();
+		for (i = 0; i < entries; i++)
+			set_pte(ptep[i], native_make_pte(0));
+		lazy_leave();
 		return 0;
 	}
 	if (w->kind == WAY_EMPTY) {
@@ -144,7 +190,13 @@ static int check_pass(const struct way *w)
 {
 	unsigned int i;
 
-	for (i = 0; i < entries; i++) {
+	for (i = 0; i < entries && w->kind == WAY_MEMORY; i++)
+		if (plain[i]) {
+			pr_err("%s: word %u is %#llx after the pass, want 0\n",
+			       w->name, i, plain[i]);
+			return -EIO;
+		}
+	for (i = 0; i < entries && w->kind != WAY_MEMORY; i++) {
 		u64 now = READ_ONCE(ptep[i]->pte);
 
 		if (w->kind != WAY_EMPTY && now) {
@@ -203,7 +255,7 @@ static void report(const struct way *w)
 	sort(s, rounds, sizeof(*s), cmp_u64, NULL);
 	results_len += scnprintf(results + results_len, RESULTS_SIZE - results_len,
 				 "%s %u %llu %llu %llu %u\n", w->name,
-				 w->kind == WAY_PTWR ? 1 : w->per_call ? w->per_call : entries,
+				 w->kind == WAY_EMPTY ? 0 : w->per_call ? w->per_call : entries,
 				 s[rounds / 2], s[0], s[rounds - 1], rounds);
 	kfree(s);
 }
@@ -218,8 +270,9 @@ static int setup(void)
 	maddr = kcalloc(entries, sizeof(*maddr), GFP_KERNEL);
 	orig = kcalloc(entries, sizeof(*orig), GFP_KERNEL);
 	req = kcalloc(entries, sizeof(*req), GFP_KERNEL);
+	plain = kcalloc(entries, sizeof(*plain), GFP_KERNEL);
 	results = kzalloc(RESULTS_SIZE, GFP_KERNEL);
-	if (!data_page || !pages || !ptep || !maddr || !orig || !req || !results)
+	if (!data_page || !pages || !ptep || !maddr || !orig || !req || !plain || !results)
 		return -ENOMEM;
 	for (i = 0; i < entries; i++)
 		pages[i] = data_page;
@@ -251,6 +304,7 @@ static void teardown(void)
 	}
 	for (i = 0; i < ARRAY_SIZE(ways); i++)
 		kfree(ways[i].ns);
+	kfree(plain);
 	kfree(req);
 	kfree(orig);
 	kfree(maddr);
