@@ -154,7 +154,7 @@ ktest_ko() {
 # ------------------------------------------------------------------ setup
 note "xen=${XPS_LAB_XEN:-?} kernel=${XPS_LAB_KERNEL:-?} $(uname -r)"
 case ${XPS_LAB_KERNEL:-patched}/${XPS_LAB_XEN:-patched} in
-patched/patched | debug/patched) ;;
+patched/patched | debug/patched | patched/debug | debug/debug) ;;
 *)
 	fail variant "cannot run because the suite needs patched Xen and a patched kernel, not ${XPS_LAB_KERNEL:-}/${XPS_LAB_XEN:-}"
 	finish

@@ -629,7 +629,7 @@ patched/stock|debug/stock|patched/stock-4.20|debug/stock-4.20)
 	build_prog || exit 1
 	check_noswap_stock
 	;;
-patched/patched|debug/patched)
+patched/patched|debug/patched|patched/debug|debug/debug)
 	expect_load_fails bad-mode-einval "Invalid argument" "invalid mode" mode=bogus
 	build_prog || exit 1
 	check_kunit
