@@ -100,6 +100,15 @@ static pte_t **ptep;
 static u64 *maddr, *orig;
 static struct mmu_update *req;
 static u64 *plain;	/* @entries words of ordinary memory, for "memory" */
+/**
+ * DOC: /sys/kernel/debug/ptswap_req_cost/results
+ *
+ * Read-only, created once every pass has run and been checked, removed at
+ * unload.  One line per way measured: its name, requests per mmu_update
+ * call, then the median, minimum and maximum nanoseconds per entry over
+ * @rounds passes, then @rounds (see the file's header).  The swap-* lines
+ * are missing when Xen does not advertise XENFEAT_mmu_pt_update_swap.
+ */
 static char *results;
 static size_t results_len;
 static struct debugfs_blob_wrapper results_blob;
