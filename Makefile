@@ -4,7 +4,8 @@
 #                 PV Dom0 under QEMU), run the A/B benchmark with and
 #                 without the module and the native floor, print the table
 #                 (Debian 12's stack, Xen 4.17 + Linux 6.1; AB_STACK=debian13
-#                 for Xen 4.20 + Linux 6.12: see tools/lab-ab.sh)
+#                 for Xen 4.20 + Linux 6.12, AB_STACK=staging for upstream's
+#                 staging + Linux 6.12: see tools/lab-ab.sh)
 #   make check    the tests: checkpatch (test/checkpatch), the lab's
 #                 self-test and every suite in test/suites/SUITES, each in
 #                 a lab boot; ends with "N passed, N failed"
