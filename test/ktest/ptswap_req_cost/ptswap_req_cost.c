@@ -341,14 +341,15 @@ static bool swap_advertised(void)
  */
 static int __init ptswap_req_cost_init(void)
 {
-	bool swap = swap_advertised();
 	unsigned int i, r, n = ARRAY_SIZE(ways);
+	bool swap;
 	int rc;
 
 	if (!xen_pv_domain()) {
 		pr_err("not a Xen PV domain\n");
 		return -ENODEV;
 	}
+	swap = swap_advertised();
 	if (entries < 32 || entries > 4096 || entries % 32 || !rounds || rounds > 1001) {
 		pr_err("entries=%u rounds=%u: want 32-4096 (a multiple of 32) and 1-1001\n",
 		       entries, rounds);
