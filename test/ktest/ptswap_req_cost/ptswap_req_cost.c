@@ -97,6 +97,7 @@ static struct page *data_page;
 static struct page **pages;
 static void *area;
 static pte_t **ptep;
+static bool mapped;	/* setup() found every entry: ptep, maddr, orig valid */
 static u64 *maddr, *orig;
 static struct mmu_update *req;
 static u64 *plain;	/* @entries words of ordinary memory, for "memory" */
@@ -295,6 +296,7 @@ static int setup(void)
 		maddr[i] = arbitrary_virt_to_machine(ptep[i]).maddr;
 		orig[i] = READ_ONCE(ptep[i]->pte);
 	}
+	mapped = true;
 	return 0;
 }
 
@@ -303,14 +305,19 @@ static void teardown(void)
 {
 	unsigned int i;
 
-	if (area) {
+	/*
+	 * Only passes change the entries, and they run after a complete
+	 * setup(): without one, maddr[] is partly unset and nothing to restore.
+	 */
+	if (area && mapped) {
 		struct mmuext_op flush = { .cmd = MMUEXT_TLB_FLUSH_ALL };
 
 		/* No TLB flush followed the passes; the entries were never used. */
 		WARN_ON(restore_all());
 		WARN_ON(HYPERVISOR_mmuext_op(&flush, 1, NULL, DOMID_SELF));
-		vunmap(area);
 	}
+	if (area)
+		vunmap(area);
 	for (i = 0; i < ARRAY_SIZE(ways); i++)
 		kfree(ways[i].ns);
 	kfree(plain);
