@@ -79,6 +79,13 @@ static bool xps_same_entry(pteval_t a, pteval_t b)
 
 #define XPS_PROBE_MAGIC	0x7870737761702d31ULL	/* "xpswap-1" */
 
+/*
+ * The bit the probe flips: a software-available bit (_PAGE_SPECIAL in
+ * user entries), which the hardware ignores and Xen accepts in any L1
+ * entry; it means nothing in a kernel vmalloc mapping.
+ */
+#define XPS_PROBE_BIT	_PAGE_SOFTW1
+
 /**
  * xps_probe_swap() - check that MMU_PT_UPDATE_SWAP does what we rely on
  * @why: set to a one-line reason when the check fails
@@ -87,14 +94,18 @@ static bool xps_same_entry(pteval_t a, pteval_t b)
  * not allocated upstream: a Xen that uses them for something else would
  * make every swap hand back a wrong "old" entry (a leaked page, a lost D
  * bit).  So before installing anything, exchange the L1 entry of one page
- * of our own (vmalloc(), whose L1 table Xen PV pins with init_mm) to none
- * and back, and check the contract: each call succeeds, returns the entry
- * it replaced (the original, then none), leaves the entry holding the new
- * value, and the page still holds what was written to it.  On any
- * mismatch the original entry is put back with set_pte() (an ordinary
- * mmu_update); if even that does not restore it, the page is leaked
- * rather than freed under an entry we cannot trust.  Call only when
- * xps_xen_has_swap() is true, outside lazy MMU mode.
+ * of our own (vmalloc(), whose L1 table Xen PV pins with init_mm) for the
+ * same entry with %XPS_PROBE_BIT flipped, and back, and check the
+ * contract: each call succeeds, returns the entry it replaced (the
+ * original, then the flipped one: the bit tells them apart, so a sub-op
+ * that returns the entry without exchanging it fails), leaves the entry
+ * holding the new value, and the page still holds what was written to
+ * it.  The entry stays present throughout, so anything that walks
+ * vmalloc meanwhile (a kmemleak scan, /proc/kcore) reads the page as
+ * before.  On any mismatch the original entry is put back with set_pte()
+ * (an ordinary mmu_update); if even that does not restore it, the page is
+ * leaked rather than freed under an entry we cannot trust.  Call only
+ * when xps_xen_has_swap() is true, outside lazy MMU mode.
  *
  * Return: 0 if the sub-op behaves as specified; -ENOMEM if no page could
  * be had; -EFAULT if the page's L1 entry cannot be found; -EPROTO if the
@@ -104,7 +115,7 @@ int xps_probe_swap(const char **why)
 {
 	u64 *page = vmalloc(PAGE_SIZE);
 	unsigned int level;
-	pteval_t orig, old = 0;
+	pteval_t orig, flipped, old = 0;
 	bool changed;
 	pte_t *ptep;
 	int err = -EPROTO;
@@ -123,18 +134,19 @@ int xps_probe_swap(const char **why)
 		return -EFAULT;
 	}
 	orig = native_pte_val(ptep_get(ptep));
+	flipped = orig ^ XPS_PROBE_BIT;
 
-	if (xps_swap_one(ptep, 0, &old, &changed)) {
-		*why = changed ? "swapping an entry to none failed after changing it" :
-				 "swapping an entry to none failed";
+	if (xps_swap_one(ptep, flipped, &old, &changed)) {
+		*why = changed ? "swapping an entry failed after changing it" :
+				 "swapping an entry failed";
 	} else if (!xps_same_entry(old, orig)) {
-		*why = "swapping an entry to none returned a value that is not the entry";
-	} else if (native_pte_val(ptep_get(ptep))) {
-		*why = "swapping an entry to none left it set";
+		*why = "swapping an entry returned a value that is not the entry";
+	} else if (!xps_same_entry(native_pte_val(ptep_get(ptep)), flipped)) {
+		*why = "swapping an entry did not store the new value";
 	} else if (xps_swap_one(ptep, orig, &old, &changed)) {
 		*why = "swapping the entry back failed";
-	} else if (old) {
-		*why = "swapping the entry back did not return none";
+	} else if (!xps_same_entry(old, flipped)) {
+		*why = "swapping the entry back did not return the value stored";
 	} else if (!xps_same_entry(native_pte_val(ptep_get(ptep)), orig)) {
 		*why = "swapping the entry back did not restore it";
 	} else if (READ_ONCE(page[0]) != XPS_PROBE_MAGIC ||
