@@ -786,6 +786,8 @@ static void *pinner_main(void *arg)
 
 	(void)arg;
 	xps_pin(1);
+	printf("# race: pinner is thread %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
 	while (!atomic_load(&race.stop)) {
 		size_t m, k;
 		struct iovec iov;
@@ -914,6 +916,12 @@ static void check_race(int ncpus, long secs)
 		XPS_DIE(&race.cp, "cannot run because io_uring_setup failed: %s",
 			strerror(-race.ring));
 	xps_pin(0);
+	/*
+	 * Thread ids first, flushed: a kernel report names a PID, and a
+	 * hang that ends in SIGKILL loses what stdout still buffers.
+	 */
+	printf("# race: mover is thread %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
 	if (pthread_create(&t, NULL, pinner_main, NULL))
 		XPS_DIE(&race.cp, "pthread_create failed");
 	t_start = now_ms();
