@@ -21,7 +21,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
 #include <linux/page-flags.h>
+#include <linux/percpu.h>
 #include <linux/pgtable.h>
 #include <linux/printk.h>
 #include <asm/paravirt.h>
@@ -29,6 +31,35 @@
 #include "defer.h"
 #include "stats.h"
 #include "xen_ptswap.h"
+
+/*
+ * The entry this CPU last queued a clear of.  A second call for the same
+ * entry while that clear is still queued would read the value the clear
+ * replaces and return it twice (the caller would free its page twice).
+ * No lazy MMU section of 6.1, 6.12 or 7.3 clears an entry twice, so this
+ * only guards against a caller that comes to; a per-CPU pointer because
+ * the queue is per CPU (a task that moved CPUs had its queue issued on
+ * the way, when it left lazy MMU mode).
+ */
+static DEFINE_PER_CPU(pte_t *, xps_last_queued);
+
+/*
+ * @ptep is the entry this CPU last queued a clear of: issue the queue and
+ * read it again.  A value that changed was stale (our own clear had not
+ * landed): count it and warn once.  Return: the entry as it is now.
+ */
+static pte_t xps_reread(pte_t *ptep, pte_t pte)
+{
+	pte_t now;
+
+	arch_flush_lazy_mmu_mode();
+	now = ptep_get(ptep);
+	if (unlikely(native_pte_val(now) != native_pte_val(pte))) {
+		xps_count(XPS_STAT_READBACK);
+		pr_warn_once("a clear was asked for an entry whose own queued clear had not landed yet: issued the queue first\n");
+	}
+	return now;
+}
 
 static pte_t xps_fallback(pte_t *ptep, int err)
 {
@@ -66,7 +97,7 @@ static pte_t xps_lost_old(pte_t pte, int err)
 
 /**
  * xps_ptep_get_and_clear() - clear a PTE on Xen PV without a trap
- * @mm: the address space (unused: the page table page says all)
+ * @mm: the address space: only its count of pending TLB flushes is read
  * @addr: the virtual address the entry maps (unused)
  * @ptep: the entry; the caller holds its page table lock, or owns the
  *	kernel mapping (vunmap), as for any ptep_get_and_clear()
@@ -76,8 +107,12 @@ static pte_t xps_lost_old(pte_t pte, int err)
  *
  * 1. A page table that is not pinned is ordinary writable memory: the
  *    native xchg is exact and does not trap.
- * 2. Read the entry (reads never trap).  A none entry is returned as is.
- * 3. In modes "batched" and "noswap", if xps_can_defer() allows it,
+ * 2. Read the entry (reads never trap).  If this CPU's last queued clear
+ *    was of this entry, issue the queue and read it again (a read-back
+ *    of our own queued write would be stale).  A none entry is returned
+ *    as is.
+ * 3. In modes "batched" and "noswap", if xps_can_defer() allows it (with
+ *    mm_tlb_flush_pending(@mm), read under the caller's PTL),
  *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
  *    multicall (issued in order, before the TLB flush and before pages
  *    are freed), or issues one mmu_update at once outside lazy MMU
@@ -111,12 +146,16 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	}
 
 	pte = ptep_get(ptep);
-	switch (xps_classify(pte, xps_mode == XPS_MODE_SYNC)) {
+	if (unlikely(this_cpu_read(xps_last_queued) == ptep))
+		pte = xps_reread(ptep, pte);
+	switch (xps_classify(pte, xps_mode == XPS_MODE_SYNC,
+			     mm_tlb_flush_pending(mm))) {
 	case XPS_CLEAR_NONE:
 		xps_count(XPS_STAT_NONE);
 		return pte;
 	case XPS_CLEAR_DEFER:
 		set_pte(ptep, native_make_pte(0));
+		this_cpu_write(xps_last_queued, ptep);
 		xps_count(XPS_STAT_DEFERRED);
 		return pte;
 	case XPS_CLEAR_SWAP:

@@ -22,6 +22,7 @@ static const char * const xps_stat_names[XPS_NR_STATS] = {
 	[XPS_STAT_FALLBACKS]	= "fallbacks",
 	[XPS_STAT_LOST_OLD]	= "lost_old",
 	[XPS_STAT_NATIVE]	= "native",
+	[XPS_STAT_READBACK]	= "readback",
 };
 
 static struct dentry *xps_debugfs_dir;
@@ -54,7 +55,10 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
  * changed nothing), lost_old (such a failure after Xen had cleared the
  * entry, counted in swapped too: see xps_hypercall_swap()) and native
  * (native xchg on a pinned page table in mode noswap, trapped and
- * emulated by Xen).  At rest
+ * emulated by Xen), and readback (calls for an entry whose clear this
+ * CPU had queued and not yet issued, whose read the module therefore
+ * repeated after issuing the queue: an event within a call, expected to
+ * stay 0).  At rest
  * calls = unpinned + none + deferred + swapped + fallbacks + native and
  * hcall_errors = fallbacks + lost_old.
  *

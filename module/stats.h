@@ -27,6 +27,9 @@
  *	lost the old value (the sub-op's write-back edge; also in swapped)
  * @XPS_STAT_NATIVE: native xchg on a pinned page table by choice (mode
  *	noswap: an entry the deferral rule does not allow to queue)
+ * @XPS_STAT_READBACK: a call for an entry whose clear this CPU had queued
+ *	and not yet issued: the queue was issued and the entry read again
+ *	(an event within a call, not a class of its own)
  * @XPS_NR_STATS: number of counters
  *
  * Every call ends in exactly one of unpinned, none, deferred, swapped,
@@ -43,6 +46,7 @@ enum xps_stat {
 	XPS_STAT_FALLBACKS,
 	XPS_STAT_LOST_OLD,
 	XPS_STAT_NATIVE,
+	XPS_STAT_READBACK,
 	XPS_NR_STATS,
 };
 
