@@ -14,8 +14,10 @@
 #   leak:     an owner unloading still registered: the kernel restores
 #             the default and says so; unmapping still works.
 #   clear:    S1 (swap: a queued set_pte() is issued before the swap, the
-#             raw value comes back) and S2 (defer: queued in modes
-#             batched and noswap, at once in mode sync) on the caller's
+#             raw value comes back), S2 (defer: queued in modes
+#             batched and noswap, at once in mode sync) and S3 (twice:
+#             S2's entry cleared again in the same lazy section returns
+#             none, not the stale value) on the caller's
 #             own pinned page table, in all three modes, cross-checked
 #             with the counters (noswap clears S1 with the native xchg).
 #   the kernel log has no WARNING, BUG or Oops at the end.
@@ -314,7 +316,7 @@ check_clear_mode() {
 		rmmod xen_ptswap
 		return
 	fi
-	for sc in swap defer; do
+	for sc in swap defer twice; do
 		dmesg_mark
 		out=$(python3 "$REPO/test/ktest/$CLEAR/clear_run.py" "$sc" 2>&1)
 		rc=$?

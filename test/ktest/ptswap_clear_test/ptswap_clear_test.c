@@ -25,6 +25,11 @@
  *        batched and noswap (the entry is unchanged until lazy mode ends)
  *        and clear it at once in mode sync; either way it returns the old
  *        entry and the entry is none after lazy mode.
+ * twice: the defer scenario's entry cleared twice in one lazy MMU section:
+ *        the second call must return none, not the value the first
+ *        call's still-queued clear replaces (which the caller would free
+ *        a second time): the op issues its own queued clear of an entry
+ *        before it reads that entry again (module/clear.c).
  * Mode noswap clears the swap scenario's entry with the native xchg
  * instead of the sub-op: the same values must come back (the caller
  * tells the two apart by xen_ptswap's counters).
@@ -55,6 +60,7 @@
 enum clear_scenario {
 	CLEAR_SWAP,
 	CLEAR_DEFER,
+	CLEAR_TWICE,
 };
 
 /* What one scenario saw, raw machine values, printed after unlocking. */
@@ -63,6 +69,7 @@ struct clear_seen {
 	pteval_t want;		/* what ptep_get_and_clear() must return */
 	pteval_t queued;	/* the entry after set_pte() in lazy mode (swap) */
 	pteval_t ret;		/* what ptep_get_and_clear() returned */
+	pteval_t ret2;		/* what a second call returned (twice) */
 	pteval_t inside;	/* the entry after it, still in lazy mode */
 	pteval_t after;		/* the entry after lazy mode */
 	unsigned long pfn;	/* the page's frame as Linux numbers it */
@@ -187,6 +194,8 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	}
 	ret = ptep_get_and_clear(mm, addr, ptep);
 	s->ret = native_pte_val(ret);
+	if (sc == CLEAR_TWICE)
+		s->ret2 = native_pte_val(ptep_get_and_clear(mm, addr, ptep));
 	s->inside = native_pte_val(ptep_get(ptep));
 	clear_lazy_leave();
 	s->after = native_pte_val(ptep_get(ptep));
@@ -201,7 +210,7 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	bool sync = !strcmp(mode_name, "sync");
 	struct mm_struct *mm = current->mm;
 	char mode[24];
-	bool want_dirty = sc == CLEAR_DEFER;
+	bool want_dirty = sc != CLEAR_SWAP;
 	struct clear_seen s = {};
 	spinlock_t *ptl;	/* the page table lock, clear_pte_lock()'s */
 	pte_t *ptep;
@@ -256,10 +265,11 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	clear_pte_unlock(ptl);
 	mmap_read_unlock(mm);
 
-	pr_info("%s %s: pfn %lx old %llx queued %llx returned %llx inside %llx after %llx\n",
-		sc == CLEAR_SWAP ? "swap" : "defer", mode, s.pfn,
-		(unsigned long long)s.old, (unsigned long long)s.queued,
-		(unsigned long long)s.ret, (unsigned long long)s.inside,
+	pr_info("%s %s: pfn %lx old %llx queued %llx returned %llx then %llx inside %llx after %llx\n",
+		sc == CLEAR_SWAP ? "swap" : sc == CLEAR_DEFER ? "defer" : "twice",
+		mode, s.pfn, (unsigned long long)s.old,
+		(unsigned long long)s.queued, (unsigned long long)s.ret,
+		(unsigned long long)s.ret2, (unsigned long long)s.inside,
 		(unsigned long long)s.after);
 	if (sc == CLEAR_SWAP) {
 		if (s.queued != s.old)
@@ -269,6 +279,14 @@ static int clear_run(unsigned long addr, const char *mode_name,
 				 " (the queued set_pte() must be issued before the swap; value raw, not translated)");
 		ok &= clear_check("S1 swap: entry after lazy mode", mode,
 				  s.after, 0, " (a queued update landed after the swap)");
+	} else if (sc == CLEAR_TWICE) {
+		ok = clear_check("S3 twice: first returned value", mode, s.ret,
+				 s.want, "");
+		ok &= clear_check("S3 twice: second returned value", mode,
+				  s.ret2, 0,
+				  " (the first call's queued clear must be issued before the entry is read again)");
+		ok &= clear_check("S3 twice: entry after lazy mode", mode,
+				  s.after, 0, "");
 	} else {
 		ok = clear_check("S2 defer: returned value", mode, s.ret,
 				 s.want, "");
@@ -304,6 +322,8 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 		sc = CLEAR_SWAP;
 	else if (!strcmp(scenario, "defer"))
 		sc = CLEAR_DEFER;
+	else if (!strcmp(scenario, "twice"))
+		sc = CLEAR_TWICE;
 	else
 		return -EINVAL;
 
