@@ -15,7 +15,15 @@
 #   foreign-bench-maps       maps and unmaps 4096 of Dom0's own frames,
 #                            none failing (needs a Xen Dom0)
 #   unmap_page_range-bt      bpftrace attaches and counts >= 1 call of
-#                            madv-bench
+#                            madv-bench, every entry with its return
+#   upr-ab-refuses-missed    tools/upr-ab over 48 concurrent callers
+#                            (conc-bench, more than a kretprobe's
+#                            maxactive instances): a variant whose returns
+#                            were missed prints "refused" and no times,
+#                            the others times; at least one variant must
+#                            have missed returns (up to 3 tries with 48,
+#                            96, 144 callers), else the check could not
+#                            fail
 #   xen_ptswap-bt-batched    with mode=batched, >= one deferred clear per
 #                            page of a 16 MiB MADV_DONTNEED of dirty pages
 #   xen_ptswap-bt-sync       with mode=sync, >= one synchronous clear per page
@@ -163,14 +171,39 @@ bt_run() {
 
 if bt_run "$T/upr.out" "tools/madv-bench -s 16M -r 1" tools/unmap_page_range.bt madv-bench; then
 	calls=$(sed -n 's/^@calls: \([0-9]*\)$/\1/p' "$T/upr.out")
-	if [ -n "$calls" ] && [ "$calls" -ge 1 ]; then
+	entries=$(sed -n 's/^@entries: \([0-9]*\)$/\1/p' "$T/upr.out")
+	if [ -n "$calls" ] && [ "$calls" -ge 1 ] && [ "$entries" = "$calls" ]; then
 		pass unmap_page_range-bt
-		info "unmap_page_range.bt: $calls calls, average $(sed -n 's/^@avg_us: //p' "$T/upr.out") us"
+		info "unmap_page_range.bt: $calls calls, $(sed -n 's/^@total_us: //p' "$T/upr.out") us in all"
 	else
-		fail unmap_page_range-bt "no @calls >= 1 in: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
+		fail unmap_page_range-bt "want @calls >= 1 and @entries equal to it in: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
 	fi
 else
 	fail unmap_page_range-bt "bpftrace failed: $(head -c 400 "$T/upr.out" | tr '\n' '|')"
+fi
+
+# upr-ab over more concurrent callers than a kretprobe has instances: a
+# variant that lost returns is refused, never averaged.
+upr_missed=0 upr_bad=
+for k in 48 96 144; do
+	tools/upr-ab -c "tools/conc-bench -k $k -r 1 -s 8M" >"$T/upr-ab.out" 2>"$T/upr-ab.err"
+	while read -r v n rest; do
+		case $rest in
+		refused:*) upr_missed=$((upr_missed + 1)) ;;
+		*) [ "$v" = variant ] || [[ $n =~ ^[0-9]+$ ]] || upr_bad="$upr_bad $v" ;;
+		esac
+	done <"$T/upr-ab.out"
+	info "upr-ab over $k callers: $(tr '\n' '|' <"$T/upr-ab.out")"
+	[ "$upr_missed" -gt 0 ] && break
+done
+if [ -n "$upr_bad" ]; then
+	fail upr-ab-refuses-missed "unexpected lines for$upr_bad: $(tr '\n' '|' <"$T/upr-ab.out") $(head -c 300 "$T/upr-ab.err")"
+elif [ "$upr_missed" = 0 ]; then
+	fail upr-ab-refuses-missed "no variant missed a return with up to 144 callers: the refusal was not exercised ($(head -c 300 "$T/upr-ab.err"))"
+elif grep refused "$T/upr-ab.out" | grep -q '[0-9]\.[0-9]'; then
+	fail upr-ab-refuses-missed "a refused variant printed times: $(grep refused "$T/upr-ab.out")"
+else
+	pass upr-ab-refuses-missed
 fi
 
 # check_ptswap_bt MODE CLASS: CLASS clears >= pages of a 16 MiB run.
