@@ -21,7 +21,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
-#include <linux/mm_inline.h>
 #include <linux/page-flags.h>
 #include <linux/percpu.h>
 #include <linux/pgtable.h>
@@ -33,30 +32,41 @@
 #include "xen_ptswap.h"
 
 /*
- * The entry this CPU last queued a clear of.  A second call for the same
- * entry while that clear is still queued would read the value the clear
- * replaces and return it twice (the caller would free its page twice).
- * No lazy MMU section of 6.1, 6.12 or 7.3 clears an entry twice, so this
- * only guards against a caller that comes to; a per-CPU pointer because
- * the queue is per CPU (a task that moved CPUs had its queue issued on
- * the way, when it left lazy MMU mode).
+ * The entry this CPU last queued a clear of, NULL after the module issued
+ * the queue.  A second call for that entry while its clear is still
+ * queued would read the value the clear replaces and return it twice
+ * (the caller would free its page twice).  No lazy MMU section of 6.1,
+ * 6.12 or 7.3 clears an entry twice: this is a tripwire for a future
+ * caller that does, and remembers one entry only.  Per CPU because the
+ * queue is: a task that moves to another CPU leaves lazy MMU mode on the
+ * way, which issues the queue.
  */
 static DEFINE_PER_CPU(pte_t *, xps_last_queued);
 
 /*
- * @ptep is the entry this CPU last queued a clear of: issue the queue and
- * read it again.  A value that changed was stale (our own clear had not
- * landed): count it and warn once.  Return: the entry as it is now.
+ * Issue this CPU's queued updates (arch_flush_lazy_mmu_mode() disables
+ * preemption around it) and forget the last queued entry.
  */
-static pte_t xps_reread(pte_t *ptep, pte_t pte)
+static void xps_issue_queue(void)
 {
-	pte_t now;
-
 	arch_flush_lazy_mmu_mode();
+	this_cpu_write(xps_last_queued, NULL);
+}
+
+/*
+ * Read @ptep, the entry this CPU last queued a clear of: read it, issue
+ * the queue and read it again.  A value that changed was stale: count it
+ * and warn once.  Return: the entry as it is now.
+ */
+static pte_t xps_reread(pte_t *ptep)
+{
+	pte_t before = ptep_get(ptep), now;
+
+	xps_issue_queue();
 	now = ptep_get(ptep);
-	if (unlikely(native_pte_val(now) != native_pte_val(pte))) {
+	if (unlikely(native_pte_val(now) != native_pte_val(before))) {
 		xps_count(XPS_STAT_READBACK);
-		pr_warn_once("a clear was asked for an entry whose own queued clear had not landed yet: issued the queue first\n");
+		pr_warn_once("clear of an entry whose own queued clear had not landed: issued the queue first\n");
 	}
 	return now;
 }
@@ -75,8 +85,9 @@ static pte_t xps_fallback(pte_t *ptep, int err)
  * replaced (test/xen-patch/ 0004's write-back edge).  The entry is none
  * already: a native xchg would return that none and leak the page.
  * Return @pte, read before the swap, which can lack only A/D bits the
- * hardware set since; report the page accessed and, if writable, dirty,
- * so that at worst a clean page is written back once more.
+ * hardware set since (a read-only entry too, through a stale writable
+ * TLB entry: see defer.h); report the page accessed and dirty, so that at
+ * worst a clean page is written back once more.
  */
 static pte_t xps_lost_old(pte_t pte, int err)
 {
@@ -87,17 +98,14 @@ static pte_t xps_lost_old(pte_t pte, int err)
 	xps_count(XPS_STAT_SWAPPED);
 	pr_warn_once("MMU_PT_UPDATE_SWAP cleared an entry but failed to return it (error %d): using the value read before, as accessed and dirty\n",
 		     err);
-	if (val & _PAGE_PRESENT) {
-		val |= _PAGE_ACCESSED;
-		if (val & _PAGE_RW)
-			val |= _PAGE_DIRTY;
-	}
+	if (val & _PAGE_PRESENT)
+		val |= _PAGE_ACCESSED | _PAGE_DIRTY;
 	return native_make_pte(val);
 }
 
 /**
  * xps_ptep_get_and_clear() - clear a PTE on Xen PV without a trap
- * @mm: the address space: only its count of pending TLB flushes is read
+ * @mm: the address space (unused: the page table page says all)
  * @addr: the virtual address the entry maps (unused)
  * @ptep: the entry; the caller holds its page table lock, or owns the
  *	kernel mapping (vunmap), as for any ptep_get_and_clear()
@@ -107,12 +115,12 @@ static pte_t xps_lost_old(pte_t pte, int err)
  *
  * 1. A page table that is not pinned is ordinary writable memory: the
  *    native xchg is exact and does not trap.
- * 2. Read the entry (reads never trap).  If this CPU's last queued clear
- *    was of this entry, issue the queue and read it again (a read-back
- *    of our own queued write would be stale).  A none entry is returned
- *    as is.
- * 3. In modes "batched" and "noswap", if xps_can_defer() allows it (with
- *    mm_tlb_flush_pending(@mm), read under the caller's PTL),
+ * 2. Read the entry (reads never trap); if this CPU's last queued clear
+ *    was of this entry, issue the queue around the read (a read of our
+ *    own queued write would be stale).  The pointer is compared before
+ *    the read: a task that migrates between the two has had its queue
+ *    issued on the way.  A none entry is returned as is.
+ * 3. In modes "batched" and "noswap", if xps_can_defer() allows it,
  *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
  *    multicall (issued in order, before the TLB flush and before pages
  *    are freed), or issues one mmu_update at once outside lazy MMU
@@ -145,11 +153,11 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 		return native_ptep_get_and_clear(ptep);
 	}
 
-	pte = ptep_get(ptep);
 	if (unlikely(this_cpu_read(xps_last_queued) == ptep))
-		pte = xps_reread(ptep, pte);
-	switch (xps_classify(pte, xps_mode == XPS_MODE_SYNC,
-			     mm_tlb_flush_pending(mm))) {
+		pte = xps_reread(ptep);
+	else
+		pte = ptep_get(ptep);
+	switch (xps_classify(pte, xps_mode == XPS_MODE_SYNC)) {
 	case XPS_CLEAR_NONE:
 		xps_count(XPS_STAT_NONE);
 		return pte;
@@ -162,7 +170,7 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 		break;
 	}
 
-	arch_flush_lazy_mmu_mode();
+	xps_issue_queue();
 	if (xps_mode == XPS_MODE_NOSWAP) {
 		xps_count(XPS_STAT_NATIVE);
 		return native_ptep_get_and_clear(ptep);

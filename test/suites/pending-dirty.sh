@@ -42,8 +42,12 @@ if ! bin=$(xps_correctness_bin); then
 		finish
 	fi
 fi
-[ -d /sys/kernel/debug/xps_test_zap ] ||
+if [ -d /sys/kernel/debug/xps_test_zap ]; then
+	# A pending flush that an earlier run left marked ends here.
+	echo 0 >/sys/kernel/debug/xps_test_zap/pending
+else
 	note "no /sys/kernel/debug/xps_test_zap (not the lab's debug kernel): the program's checks fail as cannot run"
+fi
 
 for mode in batched noswap; do
 	xps_loaded && rmmod xen_ptswap 2>/dev/null

@@ -4,7 +4,8 @@
 
 SCENARIO is "swap" (S1: a writable, clean entry, from a read fault of a
 shared page), "defer" (S2: a writable, dirty entry, the page written) or
-"twice" (S3: S2's entry cleared twice in one lazy MMU section).
+"twice" (S3: S2's entry cleared twice in one lazy MMU section) or "ro"
+(S4: a read-only, clean entry: read fault, then mprotect(PROT_READ)).
 Maps one shared anonymous (shmem) page, faults it in, and writes
 "ADDR MODE SCENARIO" to /sys/kernel/debug/ptswap_clear_test/run, MODE being
 xen_ptswap's mode parameter; the module checks what the installed
@@ -15,7 +16,8 @@ swapped in modes batched and sync and native in mode noswap; for defer,
 deferred in modes batched and noswap and swapped in mode sync; never
 unpinned.  For twice, two calls: the first as for defer, the second
 none, and in modes batched and noswap one readback (the op issued its
-own queued clear and read the entry again).  Other processes may clear PTEs meanwhile, so a
+own queued clear and read the entry again).  For ro, one call, swapped
+in modes batched and sync, native in mode noswap: never deferred.  Other processes may clear PTEs meanwhile, so a
 mismatch of the counters alone is retried, up to 3 attempts.  Afterwards
 the page must still hold its data.  A page the module turns down
 (EAGAIN: __pte() would not translate its frame, so a translated return
@@ -31,6 +33,7 @@ import os
 import sys
 
 RUN = "/sys/kernel/debug/ptswap_clear_test/run"
+LIBC = ctypes.CDLL(None, use_errno=True)
 STATS = "/sys/kernel/debug/xen_ptswap/stats"
 MODE = "/sys/module/xen_ptswap/parameters/mode"
 ATTEMPTS = 3
@@ -61,9 +64,12 @@ def attempt(scenario, mode):
                   prot=mmap.PROT_READ | mmap.PROT_WRITE)
     cell = ctypes.c_char.from_buffer(m)
     addr = ctypes.addressof(cell)
-    if scenario == "swap":
+    if scenario in ("swap", "ro"):
         byte = m[0]             # read fault: writable (shared), clean
         expect = 0
+        if scenario == "ro" and LIBC.mprotect(ctypes.c_void_p(addr), mmap.PAGESIZE,
+                                              mmap.PROT_READ):
+            raise OSError(ctypes.get_errno(), "mprotect(PROT_READ)")
     else:
         m[0] = 0x5a             # write fault: writable, dirty
         byte = m[0]
@@ -89,8 +95,8 @@ def attempt(scenario, mode):
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("swap", "defer", "twice"):
-        print("usage: clear_run.py swap|defer|twice", file=sys.stderr)
+    if len(sys.argv) != 2 or sys.argv[1] not in ("swap", "defer", "twice", "ro"):
+        print("usage: clear_run.py swap|defer|twice|ro", file=sys.stderr)
         return 2
     scenario = sys.argv[1]
     try:
@@ -99,7 +105,7 @@ def main():
     except OSError as e:
         print("fail: cannot read %s: %s" % (MODE, e.strerror))
         return 2
-    if scenario == "swap":
+    if scenario in ("swap", "ro"):
         want = {"calls": 1, "native" if mode == "noswap" else "swapped": 1}
     else:
         want = {"calls": 1, "swapped" if mode == "sync" else "deferred": 1}

@@ -30,6 +30,12 @@
  *        call's still-queued clear replaces (which the caller would free
  *        a second time): the op issues its own queued clear of an entry
  *        before it reads that entry again (module/clear.c).
+ * ro:    a present, read-only, clean entry (the page read, then
+ *        mprotect(PROT_READ)), cleared with no mmu_gather and no TLB
+ *        flush pending, as rmap's ptep_clear_flush() clears an entry that
+ *        fork write-protected: it must be cleared at once in every mode
+ *        (swapped, or in mode noswap the native xchg), never queued, since
+ *        a CPU with a stale writable TLB entry could set D in it meanwhile.
  * Mode noswap clears the swap scenario's entry with the native xchg
  * instead of the sub-op: the same values must come back (the caller
  * tells the two apart by xen_ptswap's counters).
@@ -61,6 +67,7 @@ enum clear_scenario {
 	CLEAR_SWAP,
 	CLEAR_DEFER,
 	CLEAR_TWICE,
+	CLEAR_RO,
 };
 
 /* What one scenario saw, raw machine values, printed after unlocking. */
@@ -210,7 +217,8 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	bool sync = !strcmp(mode_name, "sync");
 	struct mm_struct *mm = current->mm;
 	char mode[24];
-	bool want_dirty = sc != CLEAR_SWAP;
+	bool want_dirty = sc == CLEAR_DEFER || sc == CLEAR_TWICE;
+	bool want_write = sc != CLEAR_RO;
 	struct clear_seen s = {};
 	spinlock_t *ptl;	/* the page table lock, clear_pte_lock()'s */
 	pte_t *ptep;
@@ -239,12 +247,13 @@ static int clear_run(unsigned long addr, const char *mode_name,
 		return -EIO;
 	}
 	pte = ptep_get(ptep);
-	if (!pte_present(pte) || !pte_write(pte) ||
+	if (!pte_present(pte) || !!pte_write(pte) != want_write ||
 	    !!pte_dirty(pte) != want_dirty) {
 		clear_pte_unlock(ptl);
 		mmap_read_unlock(mm);
-		pr_err("FAIL: setup %s: entry %llx at %lx is not present, writable and %s\n",
+		pr_err("FAIL: setup %s: entry %llx at %lx is not present, %s and %s\n",
 		       mode, (unsigned long long)native_pte_val(pte), addr,
+		       want_write ? "writable" : "read-only",
 		       want_dirty ? "dirty" : "clean");
 		return -EIO;
 	}
@@ -266,7 +275,8 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	mmap_read_unlock(mm);
 
 	pr_info("%s %s: pfn %lx old %llx queued %llx returned %llx then %llx inside %llx after %llx\n",
-		sc == CLEAR_SWAP ? "swap" : sc == CLEAR_DEFER ? "defer" : "twice",
+		sc == CLEAR_SWAP ? "swap" : sc == CLEAR_DEFER ? "defer" :
+		sc == CLEAR_TWICE ? "twice" : "ro",
 		mode, s.pfn, (unsigned long long)s.old,
 		(unsigned long long)s.queued, (unsigned long long)s.ret,
 		(unsigned long long)s.ret2, (unsigned long long)s.inside,
@@ -279,6 +289,13 @@ static int clear_run(unsigned long addr, const char *mode_name,
 				 " (the queued set_pte() must be issued before the swap; value raw, not translated)");
 		ok &= clear_check("S1 swap: entry after lazy mode", mode,
 				  s.after, 0, " (a queued update landed after the swap)");
+	} else if (sc == CLEAR_RO) {
+		ok = clear_check("S4 ro: returned value", mode, s.ret, s.want, "");
+		ok &= clear_check("S4 ro: entry inside lazy mode", mode,
+				  s.inside, 0,
+				  " (a read-only clean entry must be cleared at once: a stale writable TLB entry could set D)");
+		ok &= clear_check("S4 ro: entry after lazy mode", mode,
+				  s.after, 0, "");
 	} else if (sc == CLEAR_TWICE) {
 		ok = clear_check("S3 twice: first returned value", mode, s.ret,
 				 s.want, "");
@@ -324,6 +341,8 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 		sc = CLEAR_DEFER;
 	else if (!strcmp(scenario, "twice"))
 		sc = CLEAR_TWICE;
+	else if (!strcmp(scenario, "ro"))
+		sc = CLEAR_RO;
 	else
 		return -EINVAL;
 
