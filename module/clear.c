@@ -81,13 +81,43 @@ static pte_t xps_fallback(pte_t *ptep, int err)
 }
 
 /*
+ * Whether a present entry, read as @pte, can have gained D before the
+ * swap cleared it.  A writable one can.  A read-only one only through a
+ * stale writable TLB entry (defer.h): over an anonymous page (fork's
+ * write-protect of a COW mapping) or a shmem page (mprotect), whose
+ * entries a read fault makes writable and clean.  Not over a page of a
+ * file that writes back: such a mapping is write-notify, so its entry
+ * turns writable only in a write fault, which sets D, and turns clean
+ * only in page_mkclean(), which flushes the TLB first.  Those pages must
+ * not be reported dirty: ext4 WARNs, and 9p BUG()s writing back a file
+ * nobody opened for writing (every exiting process's text).  A special
+ * entry has no page.  The caller holds the page table lock and the entry
+ * was present until the swap: the page is still mapped, its folio stable.
+ */
+static bool xps_may_have_gained_d(pte_t pte)
+{
+	struct folio *folio;
+	unsigned long pfn;
+
+	if (pte_flags(pte) & _PAGE_RW)
+		return true;
+	if (pte_flags(pte) & _PAGE_SPECIAL)
+		return false;
+	pfn = pte_pfn(pte);	/* pte_val(): the MFN translated */
+	if (!pfn_valid(pfn))
+		return false;
+	folio = page_folio(pfn_to_page(pfn));
+	return folio_test_anon(folio) || folio_test_swapbacked(folio);
+}
+
+/*
  * The swap exchanged the entry but Xen could not hand back what it
  * replaced (test/xen-patch/ 0004's write-back edge).  The entry is none
  * already: a native xchg would return that none and leak the page.
  * Return @pte, read before the swap, which can lack only A/D bits the
- * hardware set since (a read-only entry too, through a stale writable
- * TLB entry: see defer.h); report the page accessed and dirty, so that at
- * worst a clean page is written back once more.
+ * hardware set since: report a present entry accessed, and dirty if it
+ * can have gained D (xps_may_have_gained_d()), so that at worst a clean
+ * page is written back once more.
  */
 static pte_t xps_lost_old(pte_t pte, int err)
 {
@@ -96,10 +126,13 @@ static pte_t xps_lost_old(pte_t pte, int err)
 	xps_count(XPS_STAT_HCALL_ERRORS);
 	xps_count(XPS_STAT_LOST_OLD);
 	xps_count(XPS_STAT_SWAPPED);
-	pr_warn_once("MMU_PT_UPDATE_SWAP cleared an entry but failed to return it (error %d): using the value read before, as accessed and dirty\n",
+	pr_warn_once("MMU_PT_UPDATE_SWAP cleared an entry but failed to return it (error %d): using the value read before, as accessed, and dirty where it may have been written\n",
 		     err);
-	if (val & _PAGE_PRESENT)
-		val |= _PAGE_ACCESSED | _PAGE_DIRTY;
+	if (val & _PAGE_PRESENT) {
+		val |= _PAGE_ACCESSED;
+		if (xps_may_have_gained_d(pte))
+			val |= _PAGE_DIRTY;
+	}
 	return native_make_pte(val);
 }
 

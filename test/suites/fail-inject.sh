@@ -22,7 +22,10 @@
 # of the swaps clear the entry and then report -EFAULT with the old value
 # dropped; the module must return the value it read before and never
 # clear again natively: lost_old grew and equals hcall_errors' growth,
-# fallbacks did not grow, data intact.  Per load: exactly one
+# fallbacks did not grow, data intact; and with every old value lost
+# (100 %), lost_dirty: no page of a file opened read-only is reported
+# dirty (exiting processes' text would otherwise be: 9p BUG()s writing
+# it back), a write-protected page of a writably mapped file is.  Per load: exactly one
 # "MMU_PT_UPDATE_SWAP failed" warning and one "cleared an entry but failed
 # to return it" warning, and no WARNING:, BUG:, Oops,
 # Bad page, Bad rss-counter or failed multicall in the kernel log; at the
@@ -33,7 +36,9 @@
 # Output: "PASS: <check>", "FAIL: <check>: <why>", "# ..." notes,
 # "N passed, N failed" last; exit status 0 iff nothing failed.
 # Environment: XPS_FAIL_PCT (10), XPS_RACE_ROUNDS (shmem_race rounds, 16),
-# XPS_PROG_TIMEOUT (hang guard per program, 600 s).
+# XPS_PROG_TIMEOUT (hang guard per program, 600 s), XPS_FAIL_SHORT (1:
+# mode=sync runs only its XPS_FAIL_PCT % phase, with the programs of the
+# 100 % phase; 0, the default, every phase in both modes).
 
 set -u
 SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,6 +50,7 @@ WORK=/tmp/xps-fail-inject
 FAIL_DIR=/sys/kernel/debug/xen_ptswap/fail_swap
 WB_DIR=/sys/kernel/debug/xen_ptswap/fail_swap_writeback
 PCT=${XPS_FAIL_PCT:-10}
+SHORT=${XPS_FAIL_SHORT:-0}
 ROUNDS=${XPS_RACE_ROUNDS:-16}
 WARN_RE='xen_ptswap: MMU_PT_UPDATE_SWAP failed'
 LOST_RE='xen_ptswap: MMU_PT_UPDATE_SWAP cleared an entry but failed to return it'
@@ -100,6 +106,23 @@ file_test() {
 	else
 		run_prog "$1" file_shared_verify "$BIN/file_shared" "$ext4_dir" verify
 	fi
+	umount "$ext4_dir" 2>/dev/null
+}
+
+# lost_dirty_test PHASE: lost_dirty on the ext4 loop device, every old
+# value lost (the phase runs at 100 %): a read-only file page stays clean,
+# a write-protected page of a writably mapped file is reported dirty.
+lost_dirty_test() {
+	local out
+	if [ -z "$loopdev" ]; then
+		fail "$1/lost_dirty" "cannot run because the ext4 loop device could not be set up"
+		return
+	fi
+	if ! out=$(mount -t ext4 "$loopdev" "$ext4_dir" 2>&1); then
+		fail "$1/lost_dirty" "cannot run because mounting $loopdev failed: $out"
+		return
+	fi
+	run_prog "$1" lost_dirty "$BIN/lost_dirty" "$ext4_dir" lost
 	umount "$ext4_dir" 2>/dev/null
 }
 
@@ -161,6 +184,7 @@ run_progs() {
 		case $p in
 		shmem_race) run_prog "$tag" shmem_race "$BIN/shmem_race" "$ROUNDS" ;;
 		file_shared) file_test "$tag" ;;
+		lost_dirty) lost_dirty_test "$tag" ;;
 		*) run_prog "$tag" "$p" "$BIN/$p" ;;
 		esac
 	done
@@ -243,10 +267,13 @@ wb_phase() {
 	local d_swap=$((SV[swapped] - B[swapped])) d_err=$((SV[hcall_errors] - B[hcall_errors]))
 	local d_fb=$((SV[fallbacks] - B[fallbacks])) d_lost=$((${SV[lost_old]:-0} - B[lost_old]))
 	note "$tag: over $((SECONDS - t0)) s: swapped +$d_swap hcall_errors +$d_err fallbacks +$d_fb lost_old +$d_lost"
-	if [ "$d_lost" -gt 0 ] && [ "$d_err" -eq "$d_lost" ] && [ "$d_fb" = 0 ] && [ "$d_swap" -gt "$d_lost" ]; then
+	# swapped counts the lost ones too: equal at 100 %, more below.
+	local cmp=-gt want=">"
+	[ "$pct" = 100 ] && cmp=-eq want="="
+	if [ "$d_lost" -gt 0 ] && [ "$d_err" -eq "$d_lost" ] && [ "$d_fb" = 0 ] && [ "$d_swap" "$cmp" "$d_lost" ]; then
 		pass "$tag-lost-old-never-falls-back"
 	else
-		fail "$tag-lost-old-never-falls-back" "lost_old +$d_lost, hcall_errors +$d_err, fallbacks +$d_fb, swapped +$d_swap (want lost_old > 0 = hcall_errors, no fallback, swapped > lost_old)"
+		fail "$tag-lost-old-never-falls-back" "lost_old +$d_lost, hcall_errors +$d_err, fallbacks +$d_fb, swapped +$d_swap (want lost_old > 0 = hcall_errors, no fallback, swapped $want lost_old)"
 	fi
 }
 
@@ -327,12 +354,21 @@ for mode in batched sync; do
 		klog_take "$KLOG"
 		continue
 	fi
-	phase "$mode-${PCT}pct" "$mode" "$PCT" "${ALL_PROGS[@]}"
-	phase "$mode-100pct" "$mode" 100 "${HARD_PROGS[@]}"
-	phase "$mode-0pct" "$mode" 0 dontneed munmap
+	if [ "$mode" = sync ] && [ "$SHORT" = 1 ]; then
+		# The fallback is batched mode's code: one phase, to see
+		# that sync mode never defers while swaps fail.
+		phase "$mode-${PCT}pct" "$mode" "$PCT" "${HARD_PROGS[@]}"
+	else
+		phase "$mode-${PCT}pct" "$mode" "$PCT" "${ALL_PROGS[@]}"
+		phase "$mode-100pct" "$mode" 100 "${HARD_PROGS[@]}"
+		phase "$mode-0pct" "$mode" 0 dontneed munmap
+	fi
 	# The write-back edge is one path whatever the mode: batched only.
-	[ "$mode" = batched ] &&
+	if [ "$mode" = batched ]; then
 		wb_phase "$mode-writeback-${PCT}pct" "$mode" "$PCT" dontneed munmap file_shared fork_cow
+		# Which lost values are reported dirty: every one lost.
+		wb_phase "$mode-writeback-100pct" "$mode" 100 lost_dirty
+	fi
 	# rmmod first: its kernel log (the slot's unregister) belongs to this load.
 	rmmod xen_ptswap || fail "$mode-rmmod" "rmmod xen_ptswap failed"
 	load_checks "$mode"
