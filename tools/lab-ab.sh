@@ -15,7 +15,10 @@
 #      memory for guests: test/lab/xl-guest starts a PV guest of
 #      AB_GUEST_MIB MiB, and tools/ab-run --bench save, restore and migrate
 #      alternate the same variants for AB_GUEST_ROUNDS rounds each (no
-#      native floor: these need Xen), into out/ab-{save,restore,migrate}.*,
+#      native floor: these need Xen), with the time the sending side (xl,
+#      libxl-save-helper) spends in unmap_page_range() and its share of
+#      the operation (bpftrace, as the public migration profile measured),
+#      into out/ab-{save,restore,migrate}.*,
 #      then foreign-bench against the same guest (map all its frames in
 #      batches of 1024, unmap them: the public proof of concept's test)
 #      into out/ab-foreign-guest.*;
@@ -146,7 +149,7 @@ if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
 			rc=0
 			for b in save restore migrate; do
 				tools/ab-run --bench "$b" --guest abg --rounds "$2" --warmup 0 \
-					--csv "out/ab-$b.csv" || rc=1
+					--bpftrace on --csv "out/ab-$b.csv" || rc=1
 			done
 			# The public proof of concept'"'"'s test: map the running
 			# guest'"'"'s memory in batches and unmap it.
