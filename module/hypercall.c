@@ -191,9 +191,10 @@ static DECLARE_FAULT_ATTR(xps_fail_writeback);
  * Xen returned and reports -EFAULT with the request counted done, as Xen
  * does when it cannot write the old entry back after the exchange.  The
  * caller must not fall back to a native xchg (the entry is already none);
- * it returns the entry it read before, as accessed and, if writable,
- * dirty (hcall_errors, lost_old and swapped counted, one warning).  Off
- * at every load.
+ * it returns the entry it read before, as accessed and, where the entry
+ * may have gained D meanwhile, dirty (module/clear.c, xps_lost_old();
+ * hcall_errors, lost_old and swapped counted, one warning).  Off at every
+ * load.
  */
 
 /**
