@@ -83,27 +83,33 @@ static pte_t xps_fallback(pte_t *ptep, int err)
 /*
  * Whether a present entry, read as @pte, can have gained D before the
  * swap cleared it.  A writable one can.  A read-only one only through a
- * stale writable TLB entry (defer.h): over an anonymous page (fork's
- * write-protect of a COW mapping) or a shmem page (mprotect), whose
- * entries a read fault makes writable and clean.  Not over a page of a
- * file that writes back: such a mapping is write-notify, so its entry
- * turns writable only in a write fault, which sets D, and turns clean
- * only in page_mkclean(), which flushes the TLB first.  Those pages must
- * not be reported dirty: ext4 WARNs, and 9p BUG()s writing back a file
- * nobody opened for writing (every exiting process's text).  A special
- * entry has no page.  The caller holds the page table lock and the entry
- * was present until the swap: the page is still mapped, its folio stable.
+ * stale writable TLB entry (defer.h): report it dirty over an anonymous
+ * or shmem page, where that costs at most a write to swap.  Not over a
+ * page of a file that writes back: its mapping is write-notify, so its
+ * clean entries are read-only and such a page is not expected to be
+ * dirtied without a write fault (ext4 WARNs; 9p BUG()s in writeback of a
+ * file nobody opened for writing, every exiting process's text).  Left
+ * open: a writable clean entry of a shared file mapping (fork copies them
+ * clean when it copies page tables; migration without A/D bits) that a
+ * write-protect turned read-only, whose stale TLB entry sets D after
+ * writeback cleaned the page, cleared by rmap on this path loses that
+ * write.  This path runs only when Xen cannot write the old value back
+ * into the module's request, which is on the kernel stack: never, short
+ * of fault injection.  A special entry, or one Xen PV cannot translate
+ * (a foreign frame: pte_val() clears _PAGE_PRESENT), has no page.  The
+ * page stays mapped until the caller drops it, so its folio is stable.
  */
 static bool xps_may_have_gained_d(pte_t pte)
 {
+	pteval_t val = pte_val(pte);	/* the MFN translated to a PFN */
 	struct folio *folio;
 	unsigned long pfn;
 
 	if (pte_flags(pte) & _PAGE_RW)
 		return true;
-	if (pte_flags(pte) & _PAGE_SPECIAL)
+	if ((pte_flags(pte) & _PAGE_SPECIAL) || !(val & _PAGE_PRESENT))
 		return false;
-	pfn = pte_pfn(pte);	/* pte_val(): the MFN translated */
+	pfn = (val & PTE_PFN_MASK) >> PAGE_SHIFT;
 	if (!pfn_valid(pfn))
 		return false;
 	folio = page_folio(pfn_to_page(pfn));
@@ -117,23 +123,22 @@ static bool xps_may_have_gained_d(pte_t pte)
  * Return @pte, read before the swap, which can lack only A/D bits the
  * hardware set since: report a present entry accessed, and dirty if it
  * can have gained D (xps_may_have_gained_d()), so that at worst a clean
- * page is written back once more.
+ * page is written back once more.  pte_mkdirty() works on the raw value
+ * and, where the kernel has shadow stacks, keeps a read-only entry's D in
+ * the SavedDirty bit, as the kernel's own entries do.
  */
 static pte_t xps_lost_old(pte_t pte, int err)
 {
-	pteval_t val = native_pte_val(pte);
-
 	xps_count(XPS_STAT_HCALL_ERRORS);
 	xps_count(XPS_STAT_LOST_OLD);
 	xps_count(XPS_STAT_SWAPPED);
 	pr_warn_once("MMU_PT_UPDATE_SWAP cleared an entry but failed to return it (error %d): using the value read before, as accessed, and dirty where it may have been written\n",
 		     err);
-	if (val & _PAGE_PRESENT) {
-		val |= _PAGE_ACCESSED;
-		if (xps_may_have_gained_d(pte))
-			val |= _PAGE_DIRTY;
-	}
-	return native_make_pte(val);
+	if (!(pte_flags(pte) & _PAGE_PRESENT))
+		return pte;
+	if (xps_may_have_gained_d(pte))
+		pte = pte_mkdirty(pte);
+	return pte_mkyoung(pte);
 }
 
 /**
