@@ -144,6 +144,16 @@ static long zap_and_count(struct xps_check *c, const char *what, char *p, size_t
 	return dirty_count(c, pfn, n);
 }
 
+/* mmap() @PAGES pages of @fd with @prot and @flags, or die naming @what. */
+static char *map_or_die(struct xps_check *c, int fd, int prot, int flags, const char *what)
+{
+	char *p = mmap(NULL, PAGES * xps_page_size(), prot, flags, fd, 0);
+
+	if (p == MAP_FAILED)
+		XPS_DIE(c, "mmap %s: %s", what, strerror(errno));
+	return p;
+}
+
 int main(int argc, char **argv)
 {
 	size_t ps = xps_page_size(), len = PAGES * ps;
@@ -166,17 +176,13 @@ int main(int argc, char **argv)
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
 			XPS_DIE(&c, "open %s read-only: %s", path, strerror(errno));
-		p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			XPS_DIE(&c, "mmap shared: %s", strerror(errno));
+		p = map_or_die(&c, fd, PROT_READ, MAP_SHARED, "shared");
 		d = zap_and_count(&c, "shared read-only mapping", p, PAGES, false);
 		if (d > 0)
 			xps_bad(&c, "%ld of %d pages, opened read-only, mapped shared: dirty",
 				d, PAGES);
 		munmap(p, len);
-		p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED)
-			XPS_DIE(&c, "mmap private: %s", strerror(errno));
+		p = map_or_die(&c, fd, PROT_READ, MAP_PRIVATE, "private");
 		d = zap_and_count(&c, "private read-only mapping", p, PAGES, true);
 		if (d > 0)
 			xps_bad(&c, "%ld of %d pages, opened read-only, mapped private: dirty",
@@ -192,9 +198,7 @@ int main(int argc, char **argv)
 		fd = open(path, O_RDWR);
 		if (fd < 0)
 			XPS_DIE(&c, "open %s: %s", path, strerror(errno));
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED)
-			XPS_DIE(&c, "mmap shared writable: %s", strerror(errno));
+		p = map_or_die(&c, fd, PROT_READ | PROT_WRITE, MAP_SHARED, "shared writable");
 		xps_fill(p, len, 13, 0);
 		/* Writes back and write-protects: read-only, clean entries. */
 		if (msync(p, len, MS_SYNC))
@@ -213,9 +217,7 @@ int main(int argc, char **argv)
 	fd = memfd_create("lost_dirty", 0);
 	if (fd < 0 || ftruncate(fd, len))
 		XPS_DIE(&c, "memfd: %s", strerror(errno));
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		XPS_DIE(&c, "mmap memfd: %s", strerror(errno));
+	p = map_or_die(&c, fd, PROT_READ | PROT_WRITE, MAP_SHARED, "memfd");
 	/* Read faults: writable, clean entries; then read-only, clean. */
 	for (size_t i = 0; i < PAGES; i++)
 		(void)*(volatile char *)(p + i * ps);

@@ -23,9 +23,9 @@
 # dropped; the module must return the value it read before and never
 # clear again natively: lost_old grew and equals hcall_errors' growth,
 # fallbacks did not grow, data intact; and with every old value lost
-# (100 %), lost_dirty: no page of a file opened read-only is reported
+# (100 %), lost_dirty: no page of a file that writes back is reported
 # dirty (exiting processes' text would otherwise be: 9p BUG()s writing
-# it back), a write-protected page of a writably mapped file is.  Per load: exactly one
+# it back), a read-only shmem page is.  Per load: exactly one
 # "MMU_PT_UPDATE_SWAP failed" warning and one "cleared an entry but failed
 # to return it" warning, and no WARNING:, BUG:, Oops,
 # Bad page, Bad rss-counter or failed multicall in the kernel log; at the
@@ -86,17 +86,24 @@ ext4_setup() {
 	loopdev=$(losetup -f --show "$img" 2>&1) || { note "losetup: $loopdev"; loopdev=; return 1; }
 }
 
+# ext4_mount CHECK: mount the ext4 loop device on $ext4_dir; FAIL CHECK
+# and return 1 if it cannot be.
+ext4_mount() {
+	local out
+	if [ -z "$loopdev" ]; then
+		fail "$1" "cannot run because the ext4 loop device could not be set up"
+		return 1
+	fi
+	if ! out=$(mount -t ext4 "$loopdev" "$ext4_dir" 2>&1); then
+		fail "$1" "cannot run because mounting $loopdev failed: $out"
+		return 1
+	fi
+}
+
 # file_test PHASE: file_shared writes and checks, unmount, mount, verify.
 file_test() {
 	local out
-	if [ -z "$loopdev" ]; then
-		fail "$1/file_shared" "cannot run because the ext4 loop device could not be set up"
-		return
-	fi
-	if ! out=$(mount -t ext4 "$loopdev" "$ext4_dir" 2>&1); then
-		fail "$1/file_shared" "cannot run because mounting $loopdev failed: $out"
-		return
-	fi
+	ext4_mount "$1/file_shared" || return
 	run_prog "$1" file_shared "$BIN/file_shared" "$ext4_dir"
 	sync
 	if ! out=$(umount "$ext4_dir" 2>&1); then
@@ -110,18 +117,11 @@ file_test() {
 }
 
 # lost_dirty_test PHASE: lost_dirty on the ext4 loop device, every old
-# value lost (the phase runs at 100 %): a read-only file page stays clean,
-# a write-protected page of a writably mapped file is reported dirty.
+# value lost (the phase runs at 100 %): pages of a file opened read-only
+# and written-back pages of a shared file stay clean, a read-only shmem
+# page is reported dirty.
 lost_dirty_test() {
-	local out
-	if [ -z "$loopdev" ]; then
-		fail "$1/lost_dirty" "cannot run because the ext4 loop device could not be set up"
-		return
-	fi
-	if ! out=$(mount -t ext4 "$loopdev" "$ext4_dir" 2>&1); then
-		fail "$1/lost_dirty" "cannot run because mounting $loopdev failed: $out"
-		return
-	fi
+	ext4_mount "$1/lost_dirty" || return
 	run_prog "$1" lost_dirty "$BIN/lost_dirty" "$ext4_dir" lost
 	umount "$ext4_dir" 2>/dev/null
 }
