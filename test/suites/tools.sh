@@ -38,6 +38,10 @@
 #   ab-run-clean             --bench madv-clean (writable, clean entries):
 #                            unloaded and noswap trap about once per PTE
 #                            (>= 0.9), batched and sync swap them (< 0.1)
+#   ab-run-upr-share         --bpftrace on, unloaded and batched, 1 round:
+#                            the table has "upr share"; each variant's
+#                            summary upr_share is in (0, 1] and equals its
+#                            run's upr_ms / ms
 # Exit status 0 if every check passed.
 
 set -u
@@ -297,6 +301,39 @@ if tools/ab-run --bench madv-clean --rounds 1 --warmup 0 --size 16M \
 	fi
 else
 	fail ab-run-clean "exit $?: $(tail -c 400 "$T/clean.err")"
+fi
+
+# The share of the timed call spent in unmap_page_range() (bpftrace).
+if tools/ab-run --variants unloaded,batched --rounds 1 --warmup 0 --size 16M --bpftrace on \
+	--csv "$T/ab/upr.csv" --png none >"$T/upr-share.out" 2>"$T/upr-share.err"; then
+	why=$(python3 - "$T/ab/upr.csv" "$T/ab/upr-summary.csv" <<'PY'
+import csv, sys
+runs = {r["variant"]: r for r in csv.DictReader(open(sys.argv[1]))}
+bad = []
+for s in csv.DictReader(open(sys.argv[2])):
+    v, r = s["variant"], runs.get(s["variant"])
+    if r is None:
+        continue
+    try:
+        share, want = float(s["upr_share"]), float(r["upr_ms"]) / float(r["ms"])
+    except (KeyError, ValueError, ZeroDivisionError):
+        bad.append("%s: upr_share %r, upr_ms %r, ms %r" % (v, s.get("upr_share"), r.get("upr_ms"), r.get("ms")))
+        continue
+    if not 0 < share <= 1 or abs(share - want) > 1e-6:
+        bad.append("%s: upr_share %.6f, upr_ms/ms %.6f" % (v, share, want))
+if len(runs) < 2:
+    bad.append("runs of %s only" % ",".join(runs))
+print("; ".join(bad))
+PY
+)
+	if [ -z "$why" ] && grep -q "upr share" "$T/upr-share.out"; then
+		pass ab-run-upr-share
+		sed 's/^/info: /' "$T/upr-share.out"
+	else
+		fail ab-run-upr-share "${why:-no upr share column}: $(head -c 300 "$T/upr-share.out" | tr '\n' '|')"
+	fi
+else
+	fail ab-run-upr-share "exit $?: $(tail -c 400 "$T/upr-share.err")"
 fi
 
 exit $failed
