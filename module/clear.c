@@ -101,13 +101,16 @@ static pte_t xps_fallback(pte_t *ptep, int err)
  */
 static bool xps_may_have_gained_d(pte_t pte)
 {
-	pteval_t val = pte_val(pte);	/* the MFN translated to a PFN */
 	struct folio *folio;
 	unsigned long pfn;
+	pteval_t val;
 
 	if (pte_flags(pte) & _PAGE_RW)
 		return true;
-	if ((pte_flags(pte) & _PAGE_SPECIAL) || !(val & _PAGE_PRESENT))
+	if (pte_flags(pte) & _PAGE_SPECIAL)
+		return false;
+	val = pte_val(pte);	/* the MFN translated to a PFN (the M2P) */
+	if (!(val & _PAGE_PRESENT))
 		return false;
 	pfn = (val & PTE_PFN_MASK) >> PAGE_SHIFT;
 	if (!pfn_valid(pfn))
