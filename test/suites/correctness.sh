@@ -179,6 +179,9 @@ run_prog() {
 	timeout -k 10 "$limit" "$@" >"$WORK/$name.out" 2>"$WORK/$name.out.err" </dev/null
 	local rc=$?
 	note "$name: $((SECONDS - t0)) s"
+	# busybox's timeout (a guest's, test/lab/guest/init) exits with the
+	# program's status, 143 after its SIGTERM; coreutils' exits with 124.
+	[ $rc = 143 ] && [ $((SECONDS - t0)) -ge "$limit" ] && rc=124
 	why=$(sed -n 's/^# not applicable: //p' "$WORK/$name.out" | head -n 1)
 	if [ $rc = 77 ] && [ -n "$why" ] && ! grep -qE '^(PASS|FAIL): ' "$WORK/$name.out"; then
 		note "skipped: $name: $why (not on this kernel)"

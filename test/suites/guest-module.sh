@@ -70,8 +70,11 @@
 # guest's pattern), XPS_GUEST_ROUND_TIMEOUT (1800 s for the guest's run),
 # XPS_GUEST_MIGRATIONS (at most 3 migrations: each one slows the guest's
 # programs, and they dirty its memory, which makes the next one slower),
-# XPS_GUEST_RACE_ROUNDS (shmem_race's rounds in the guest, 16: 48, Dom0's,
-# took longer than its 300 s under three migrations on a loaded host),
+# XPS_GUEST_RACE_ROUNDS (shmem_race's rounds in the guest, 16; Dom0's
+# default is 48), XPS_GUEST_PROG_TIMEOUT (the hang guard per program in
+# the guest, 1200 s, the guest's XPS_PROG_TIMEOUT: while its page tables
+# are shadowed for a migration and another lab boot shares the host, a
+# shmem_race of 16 rounds can take longer than Dom0's 300 s),
 # XPS_GUEST_SKIP (the list above, comma-separated), XPS_GUEST_CONFIG (the
 # guest's correctness.sh configuration, batched; unloaded is the control
 # run: the same guest, programs and migrations without the module in the
@@ -91,6 +94,7 @@ WL_MIB=${XPS_GUEST_WORKLOAD_MIB:-64}
 ROUND_TIMEOUT=${XPS_GUEST_ROUND_TIMEOUT:-1800}
 MIGRATIONS=${XPS_GUEST_MIGRATIONS:-3}
 RACE_ROUNDS=${XPS_GUEST_RACE_ROUNDS:-16}
+PROG_TIMEOUT=${XPS_GUEST_PROG_TIMEOUT:-1200}
 SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress}
 CONFIG=${XPS_GUEST_CONFIG:-batched}
 # The one kernel warning the guest's log may show, as XPS_KLOG_ALLOW of its
@@ -210,7 +214,7 @@ if ! out=$(modprobe xen_ptswap mode=batched 2>&1); then
 fi
 t1=$SECONDS
 if ! out=$("$XLG" create --tree "$TREE" \
-	--cmdline "xps_mem=$WL_MIB xps_correctness=$CONFIG xps_skip=$SKIP xps_race_rounds=$RACE_ROUNDS" \
+	--cmdline "xps_mem=$WL_MIB xps_correctness=$CONFIG xps_skip=$SKIP xps_race_rounds=$RACE_ROUNDS xps_prog_timeout=$PROG_TIMEOUT" \
 	"$G" "$MIB" 2 2>&1); then
 	fail guest-create "$out"
 	klog_take "$KLOG"
