@@ -15,7 +15,9 @@
 #
 # What it does: builds test/correctness/*.c (see build(): in the lab the
 # host has built them already), runs each
-# program (one caller path each: munmap, MADV_DONTNEED, MADV_FREE +
+# program (first gntdev_lock: /dev/xen/gntdev's ioctls and lock order,
+# first so that lockdep, which turns itself off after its first report,
+# still checks the rest; then one caller path each: munmap, MADV_DONTNEED, MADV_FREE +
 # reclaim, mremap, exec, foreign mappings, fork/COW, mprotect, userfaultfd
 # WP markers on shmem, PAGEMAP_SCAN dirty tracking with asynchronous
 # userfaultfd WP (Linux 6.7 and later), UFFDIO_MOVE of anonymous pages,
@@ -24,7 +26,8 @@
 # mremap, mmap, fork and memfd stressors with --verify while a loop unloads
 # and loads the module (batched and sync only).  After each program the
 # kernel log is read and cleared (dmesg -c); WARNING, BUG, Oops, Bad
-# rss-counter or Bad page fail that program's "-kernel-log" check; at the
+# rss-counter, Bad page or a lockdep report fail that program's
+# "-kernel-log" check; at the
 # end Xen's console ring (read from Dom0) must show no crash or L1
 # validation error since the start.  With
 # the module loaded its counters are checked too (no failed hypercall;
@@ -350,6 +353,7 @@ t0=$SECONDS
 build
 note "build: $((SECONDS - t0)) s"
 [ -x "$BIN/xen_console" ] && "$BIN/xen_console" clear >/dev/null 2>&1
+run_prog gntdev_lock "$BIN/gntdev_lock"
 run_prog munmap "$BIN/munmap"
 run_prog dontneed "$BIN/dontneed"
 file_tests

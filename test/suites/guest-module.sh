@@ -29,8 +29,10 @@
 # migration gives the guest new machine frames, and only Dom0 may map
 # others' frames), xen_console (XEN_SYSCTL_readconsole is Dom0's: Dom0
 # runs it here), stress (stress-ng and its libraries, 33 MB, do not fit
-# beside the workload in the guest).  xen_pt_owner (another domain's page
-# tables) is guest.sh's, run from Dom0.
+# beside the workload in the guest), and always gntdev_lock (Dom0's
+# /dev/xen/gntdev lock order; in a DomU every map balloons a page out and
+# back).  xen_pt_owner (another domain's page tables) is guest.sh's, run
+# from Dom0.
 #
 # Checks:
 #   guest-create                 the guest came up with the tree, filled
@@ -75,7 +77,8 @@
 # the guest, 1200 s, the guest's XPS_PROG_TIMEOUT: while its page tables
 # are shadowed for a migration and another lab boot shares the host, a
 # shmem_race of 16 rounds can take longer than Dom0's 300 s),
-# XPS_GUEST_SKIP (the list above, comma-separated), XPS_GUEST_CONFIG (the
+# XPS_GUEST_SKIP (the list above but gntdev_lock, which is always
+# added; comma-separated), XPS_GUEST_CONFIG (the
 # guest's correctness.sh configuration, batched; unloaded is the control
 # run: the same guest, programs and migrations without the module in the
 # guest, to attribute what the guest's kernel log shows).
@@ -95,7 +98,7 @@ ROUND_TIMEOUT=${XPS_GUEST_ROUND_TIMEOUT:-1800}
 MIGRATIONS=${XPS_GUEST_MIGRATIONS:-3}
 RACE_ROUNDS=${XPS_GUEST_RACE_ROUNDS:-16}
 PROG_TIMEOUT=${XPS_GUEST_PROG_TIMEOUT:-1200}
-SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress}
+SKIP=${XPS_GUEST_SKIP:-foreign,xen_console,stress},gntdev_lock
 CONFIG=${XPS_GUEST_CONFIG:-batched}
 # The one kernel warning the guest's log may show, as XPS_KLOG_ALLOW of its
 # correctness.sh (a "# kernel log allowed:" note instead of a failure):
