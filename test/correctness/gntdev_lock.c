@@ -21,7 +21,9 @@
  * map, which gntdev_mmap() finds out under priv->lock, so the order
  * mmap_lock -> priv->lock is recorded all the same.
  *
- * Checks:
+ * Checks (gntdev-mmap-no-map and gntdev-map-unmap are sanity checks whose
+ * job is to have the kernel take both lock orders):
+ *  gntdev-open             /dev/xen/gntdev opens
  *  gntdev-mmap-no-map      mmap() of an index that holds no map fails with
  *                          EINVAL (gntdev_mmap() took priv->lock under
  *                          mmap_lock to find that out)
@@ -32,23 +34,39 @@
  *  gntdev-map-efault       MAP_GRANT_REF whose argument is read-only fails
  *                          with EFAULT when the index is copied out (a real
  *                          fault in copy_to_user()) and leaves no map
- *                          behind: the next map gets index 0 again
- *  gntdev-map-efault-race  the same 2000 times while another thread
- *                          unmaps index 0 in a loop: every map fails with
- *                          EFAULT, every unmap succeeds or fails with
- *                          ENOENT, no map is left behind, and the kernel
- *                          neither crashes nor logs trouble.  Where the
- *                          index is copied out after priv->lock is dropped,
- *                          this races the map's error path (which must
- *                          find the map again under priv->lock) with an
- *                          unmap of the same index
- * Usage: gntdev_lock (no arguments; root in a Xen PV Dom0: /dev/xen/gntdev).
+ *                          behind: the next map gets index 0 again (needs
+ *                          45ca1afe2fd1 or its backport, which removes the
+ *                          map; before it the map stayed listed)
+ *  gntdev-copy-unlocked    the copy of the index out does not hold
+ *                          priv->lock, without lockdep: the argument is in a
+ *                          page write-protected with userfaultfd, so the
+ *                          copy blocks in the fault; meanwhile an
+ *                          UNMAP_GRANT_REF of the new index must finish
+ *                          within UNLOCKED_MS (it waits for priv->lock
+ *                          until the fault is resolved where the copy holds
+ *                          it); then a new map must get that index again;
+ *                          then the page is made read-only and the fault
+ *                          woken: the first map fails with EFAULT and its
+ *                          error path must leave the second map, which now
+ *                          has its index, alone (one unmap of it succeeds)
+ *                          and leave nothing else behind
+ *  gntdev-copy-unlocked-ok the same with the write-protection lifted
+ *                          instead: the first map returns 0 and its index,
+ *                          whose map the unmap already removed; nothing is
+ *                          left behind
+ * A wrong error path shows as a failed check or in the kernel log
+ * (refcount_t underflow, list corruption), which the suites check.
+ * Usage: gntdev_lock (no arguments; root in a Xen PV Dom0: /dev/xen/gntdev;
+ * userfaultfd write-protection of anonymous memory, Linux 5.7 and later).
  * Exit status 0 if every check passed.
  */
 #include "xps_check.h"
 
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 /*
  * From Linux's include/uapi/xen/gntdev.h (an ABI: the same in 6.1, 6.12,
@@ -81,7 +99,8 @@ struct ioctl_gntdev_unmap_grant_ref {
 	_IOC(_IOC_NONE, 'G', 1, sizeof(struct ioctl_gntdev_unmap_grant_ref))
 
 #define GNTDEV "/dev/xen/gntdev"
-#define ROUNDS 2000
+#define UNLOCKED_MS 2000	/* an unlocked unmap takes microseconds */
+#define FAULT_MS 10000	/* for the copy to reach the write-protected page */
 #define DUMMY_DOMID 0		/* never mapped: any domain and reference do */
 #define DUMMY_REF 1
 
@@ -207,61 +226,201 @@ static void map_efault(void)
 	xps_end(&c);
 }
 
-struct unmapper {
-	int stop;		/* set by the main thread */
-	unsigned long won;	/* unmaps that removed a map */
-	unsigned long lost;	/* unmaps that found none (ENOENT) */
-	int bad_errno;		/* first other error, 0 if none */
+/* A map request that blocks in copy_to_user() until the fault is resolved. */
+struct blocked_map {
+	struct ioctl_gntdev_map_grant_ref *op;	/* in a write-protected page */
+	int uffd;
+	int err;		/* the map's result, once done */
+	int done;
 };
 
-static void *unmapper(void *arg)
+static void *blocked_map_main(void *arg)
 {
-	struct unmapper *u = arg;
+	struct blocked_map *b = arg;
 
-	while (!__atomic_load_n(&u->stop, __ATOMIC_RELAXED)) {
-		int err = unmap(0, 1);
-
-		if (!err)
-			u->won++;
-		else if (err == -ENOENT)
-			u->lost++;
-		else if (!u->bad_errno)
-			u->bad_errno = -err;
-	}
+	b->err = map_one(b->op);
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-static void map_efault_race(void)
+/* An UNMAP_GRANT_REF of index 0 in a thread of its own. */
+struct bg_unmap {
+	int err;
+	int done;
+};
+
+static void *bg_unmap_main(void *arg)
+{
+	struct bg_unmap *u = arg;
+
+	u->err = unmap(0, 1);
+	__atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait up to @ms for *@flag; returns whether it was set. */
+static int wait_flag(int *flag, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+			return 1;
+		usleep(1000);
+	}
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+static int uffd_wp(int uffd, void *p, int on)
+{
+	struct uffdio_writeprotect wp = {
+		.range = { .start = (uintptr_t)p, .len = xps_page_size() },
+		.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
+	};
+
+	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp);
+}
+
+/*
+ * Start a MAP_GRANT_REF whose copy of the index out blocks on a
+ * write-protected page, and wait until it does: the map is then listed.
+ */
+static void start_blocked_map(struct xps_check *c, struct blocked_map *b, pthread_t *t)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	struct pollfd pfd;
+	struct uffd_msg msg;
+	size_t psz = xps_page_size();
+
+	memset(b, 0, sizeof(*b));
+	b->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (b->uffd < 0)
+		XPS_DIE(c, "cannot run because userfaultfd() failed: %s", strerror(errno));
+	if (ioctl(b->uffd, UFFDIO_API, &api))
+		XPS_DIE(c, "cannot run because UFFDIO_API failed: %s", strerror(errno));
+	b->op = xps_map(c, psz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	fill_op(b->op);
+	reg.range.start = (uintptr_t)b->op;
+	reg.range.len = psz;
+	reg.mode = UFFDIO_REGISTER_MODE_WP;
+	if (ioctl(b->uffd, UFFDIO_REGISTER, &reg))
+		XPS_DIE(c, "cannot run because UFFDIO_REGISTER(WP) failed: %s", strerror(errno));
+	if (uffd_wp(b->uffd, b->op, 1))
+		XPS_DIE(c, "UFFDIO_WRITEPROTECT: %s", strerror(errno));
+	if (pthread_create(t, NULL, blocked_map_main, b))
+		XPS_DIE(c, "pthread_create failed");
+	pfd.fd = b->uffd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, FAULT_MS) != 1 || read(b->uffd, &msg, sizeof(msg)) != sizeof(msg))
+		XPS_DIE(c, "MAP_GRANT_REF did not fault on its write-protected argument in %d ms%s",
+			FAULT_MS, b->done ? " (it returned)" : "");
+	if (msg.event != UFFD_EVENT_PAGEFAULT ||
+	    !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP))
+		XPS_DIE(c, "userfaultfd reported event %u flags %#llx, not a write-protect fault",
+			msg.event, (unsigned long long)msg.arg.pagefault.flags);
+}
+
+/*
+ * While a map's copy of its index out is blocked: unmap that index
+ * (must finish within UNLOCKED_MS), and, if it did, map again (the index
+ * is free again).  Returns whether a second map was made (index 0).
+ */
+static int unmap_while_blocked(struct xps_check *c, struct blocked_map *b, pthread_t *ut,
+			       struct bg_unmap *u)
+{
+	struct ioctl_gntdev_map_grant_ref op2;
+	int err;
+
+	memset(u, 0, sizeof(*u));
+	if (pthread_create(ut, NULL, bg_unmap_main, u))
+		XPS_DIE(c, "pthread_create failed");
+	if (!wait_flag(&u->done, UNLOCKED_MS)) {
+		xps_bad(c, "UNMAP_GRANT_REF waited over %d ms while MAP_GRANT_REF copied out: %s",
+			UNLOCKED_MS, "priv->lock is held across copy_to_user()");
+		return 0;
+	}
+	if (u->err) {
+		xps_bad(c, "UNMAP_GRANT_REF of the blocked map's index 0: %s", strerror(-u->err));
+		return 0;
+	}
+	if (b->done)
+		xps_bad(c, "MAP_GRANT_REF returned (%d) before its fault was resolved", b->err);
+	fill_op(&op2);
+	err = map_one(&op2);
+	if (err || op2.index != 0) {
+		xps_bad(c, "a second map after the unmap: %s, index %#llx, expected index 0",
+			err ? strerror(-err) : "ok", (unsigned long long)op2.index);
+		if (!err)
+			unmap(op2.index, 1);
+		return 0;
+	}
+	return 1;
+}
+
+static void copy_unlocked(void)
 {
 	struct xps_check c;
-	struct ioctl_gntdev_map_grant_ref *op;
-	struct unmapper u = { 0 };
-	unsigned long wrong = 0;
-	int first_wrong = 0;
-	pthread_t t;
+	struct blocked_map b;
+	struct bg_unmap u;
+	pthread_t t, ut;
+	int second;
 
-	xps_begin(&c, "gntdev-map-efault-race");
-	op = ro_op(&c);
-	if (pthread_create(&t, NULL, unmapper, &u))
-		XPS_DIE(&c, "pthread_create failed");
-	for (int i = 0; i < ROUNDS; i++) {
-		int err = map_one(op);
+	xps_begin(&c, "gntdev-copy-unlocked");
+	start_blocked_map(&c, &b, &t);
+	second = unmap_while_blocked(&c, &b, &ut, &u);
+	/* The copy fails: its page read-only, the fault woken. */
+	if (mprotect(b.op, xps_page_size(), PROT_READ))
+		XPS_DIE(&c, "mprotect(PROT_READ): %s", strerror(errno));
+	{
+		struct uffdio_range r = { .start = (uintptr_t)b.op, .len = xps_page_size() };
 
-		if (err != -EFAULT && !wrong++)
-			first_wrong = err ? -err : -1;
+		if (ioctl(b.uffd, UFFDIO_WAKE, &r))
+			XPS_DIE(&c, "UFFDIO_WAKE: %s", strerror(errno));
 	}
-	__atomic_store_n(&u.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
-	if (wrong)
-		xps_bad(&c, "%lu of %d maps did not fail with EFAULT, the first: %s",
-			wrong, ROUNDS, first_wrong < 0 ? "succeeded" : strerror(first_wrong));
-	if (u.bad_errno)
-		xps_bad(&c, "UNMAP_GRANT_REF of index 0: %s, expected success or ENOENT",
-			strerror(u.bad_errno));
-	printf("# gntdev: %d maps with a read-only argument; ", ROUNDS);
-	printf("the racing unmap removed %lu, found none %lu times\n", u.won, u.lost);
-	expect_empty(&c, "after the race");
-	munmap(op, xps_page_size());
+	pthread_join(ut, NULL);
+	if (b.err != -EFAULT)
+		xps_bad(&c, "the blocked map, its page now read-only: %s, expected EFAULT",
+			b.err ? strerror(-b.err) : "succeeded");
+	if (second) {
+		int err = unmap(0, 1);
+
+		if (err)
+			xps_bad(&c, "second map (index 0) gone after the first's EFAULT (%s): %s",
+				strerror(-err), "the error path removed another map");
+	}
+	expect_empty(&c, "after the blocked map");
+	munmap(b.op, xps_page_size());
+	close(b.uffd);
+	xps_end(&c);
+}
+
+static void copy_unlocked_ok(void)
+{
+	struct xps_check c;
+	struct blocked_map b;
+	struct bg_unmap u;
+	pthread_t t, ut;
+	int second;
+
+	xps_begin(&c, "gntdev-copy-unlocked-ok");
+	start_blocked_map(&c, &b, &t);
+	second = unmap_while_blocked(&c, &b, &ut, &u);
+	if (second && unmap(0, 1))
+		xps_bad(&c, "UNMAP_GRANT_REF of the second map failed");
+	/* The copy succeeds: write-protection lifted, which wakes the fault. */
+	if (uffd_wp(b.uffd, b.op, 0))
+		XPS_DIE(&c, "UFFDIO_WRITEPROTECT(0): %s", strerror(errno));
+	pthread_join(t, NULL);
+	pthread_join(ut, NULL);
+	if (b.err)
+		xps_bad(&c, "the blocked map, its page writable again: %s, expected success",
+			strerror(-b.err));
+	else if (b.op->index != 0)
+		xps_bad(&c, "the blocked MAP_GRANT_REF returned index %#llx, expected 0",
+			(unsigned long long)b.op->index);
+	expect_empty(&c, "after the blocked map");
+	munmap(b.op, xps_page_size());
+	close(b.uffd);
 	xps_end(&c);
 }
 
@@ -269,14 +428,16 @@ int main(void)
 {
 	struct xps_check c;
 
-	xps_begin(&c, "gntdev-mmap-no-map");
+	xps_begin(&c, "gntdev-open");
 	fd = open(GNTDEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		XPS_DIE(&c, "cannot run because open %s failed: %s", GNTDEV, strerror(errno));
+	xps_end(&c);
 	mmap_no_map();
 	map_unmap();
 	map_efault();
-	map_efault_race();
+	copy_unlocked();
+	copy_unlocked_ok();
 	close(fd);
 	return xps_exit_status();
 }
