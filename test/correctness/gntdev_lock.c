@@ -41,10 +41,12 @@
  *                          priv->lock, without lockdep: the argument is in a
  *                          page write-protected with userfaultfd, so the
  *                          copy blocks in the fault; meanwhile an
- *                          UNMAP_GRANT_REF of the new index must finish
- *                          within UNLOCKED_MS (it waits for priv->lock
- *                          until the fault is resolved where the copy holds
- *                          it); then a new map must get that index again;
+ *                          UNMAP_GRANT_REF of the new index must finish,
+ *                          not sleep for priv->lock (where the copy holds
+ *                          it, the unmap sleeps in gntdev_ioctl() until
+ *                          the fault is resolved: /proc/self/task/TID/stat
+ *                          and wchan say so); then
+ *                          a new map must get that index again;
  *                          then the page is made read-only and the fault
  *                          woken: the first map fails with EFAULT and its
  *                          error path must leave the second map, which now
@@ -99,7 +101,7 @@ struct ioctl_gntdev_unmap_grant_ref {
 	_IOC(_IOC_NONE, 'G', 1, sizeof(struct ioctl_gntdev_unmap_grant_ref))
 
 #define GNTDEV "/dev/xen/gntdev"
-#define UNLOCKED_MS 2000	/* an unlocked unmap takes microseconds */
+#define HANG_MS 60000	/* a hang guard only: the unmap takes microseconds */
 #define FAULT_MS 10000	/* for the copy to reach the write-protected page */
 #define DUMMY_DOMID 0		/* never mapped: any domain and reference do */
 #define DUMMY_REF 1
@@ -245,6 +247,7 @@ static void *blocked_map_main(void *arg)
 
 /* An UNMAP_GRANT_REF of index 0 in a thread of its own. */
 struct bg_unmap {
+	pid_t tid;		/* the thread's, 0 until it runs */
 	int err;
 	int done;
 };
@@ -253,20 +256,67 @@ static void *bg_unmap_main(void *arg)
 {
 	struct bg_unmap *u = arg;
 
+	__atomic_store_n(&u->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	u->err = unmap(0, 1);
 	__atomic_store_n(&u->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* Wait up to @ms for *@flag; returns whether it was set. */
-static int wait_flag(int *flag, int ms)
+/* /proc/self/task/@tid/@name into @buf (NUL-terminated); 0 or -1. */
+static int read_task_file(pid_t tid, const char *name, char *buf, size_t len)
 {
-	for (int i = 0; i < ms; i++) {
-		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/*
+ * Whether thread @tid of this process, in an ioctl of /dev/xen/gntdev,
+ * sleeps uninterruptibly (state D) with gntdev_ioctl() as its wchan, the
+ * first function on its stack outside the scheduler's, which include
+ * __mutex_lock(): where it waits for priv->lock.  0 if it runs or is gone.
+ */
+static int sleeps_in_gntdev_ioctl(pid_t tid)
+{
+	char buf[512], *p;
+
+	if (read_task_file(tid, "stat", buf, sizeof(buf)))
+		return 0;
+	p = strrchr(buf, ')');	/* the state follows the command's ")" */
+	if (!p || p[1] != ' ' || p[2] != 'D')
+		return 0;
+	if (read_task_file(tid, "wchan", buf, sizeof(buf)))
+		return 0;
+	return !strncmp(buf, "gntdev_ioctl", strlen("gntdev_ioctl"));
+}
+
+/*
+ * Wait for the unmap thread: 1 once it is done, 0 once it sleeps for
+ * priv->lock (sleeps_in_gntdev_ioctl()) or after HANG_MS.
+ */
+static int wait_unmap(struct bg_unmap *u)
+{
+	for (int i = 0; i < HANG_MS; i++) {
+		pid_t tid = __atomic_load_n(&u->tid, __ATOMIC_ACQUIRE);
+
+		if (__atomic_load_n(&u->done, __ATOMIC_ACQUIRE))
 			return 1;
+		if (tid && sleeps_in_gntdev_ioctl(tid))
+			return __atomic_load_n(&u->done, __ATOMIC_ACQUIRE);
 		usleep(1000);
 	}
-	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&u->done, __ATOMIC_ACQUIRE);
 }
 
 static int uffd_wp(int uffd, void *p, int on)
@@ -321,7 +371,7 @@ static void start_blocked_map(struct xps_check *c, struct blocked_map *b, pthrea
 
 /*
  * While a map's copy of its index out is blocked: unmap that index
- * (must finish within UNLOCKED_MS), and, if it did, map again (the index
+ * (must finish, not sleep for priv->lock), and, if it did, map again (the index
  * is free again).  Returns whether a second map was made (index 0).
  */
 static int unmap_while_blocked(struct xps_check *c, struct blocked_map *b, pthread_t *ut,
@@ -333,9 +383,12 @@ static int unmap_while_blocked(struct xps_check *c, struct blocked_map *b, pthre
 	memset(u, 0, sizeof(*u));
 	if (pthread_create(ut, NULL, bg_unmap_main, u))
 		XPS_DIE(c, "pthread_create failed");
-	if (!wait_flag(&u->done, UNLOCKED_MS)) {
-		xps_bad(c, "UNMAP_GRANT_REF waited over %d ms while MAP_GRANT_REF copied out: %s",
-			UNLOCKED_MS, "priv->lock is held across copy_to_user()");
+	if (!wait_unmap(u)) {
+		int slept = u->tid && sleeps_in_gntdev_ioctl(u->tid);
+
+		xps_bad(c, "UNMAP_GRANT_REF %s while MAP_GRANT_REF copied out: %s",
+			slept ? "slept for priv->lock" : "did not finish",
+			"priv->lock is held across copy_to_user()");
 		return 0;
 	}
 	if (u->err) {
@@ -356,70 +409,54 @@ static int unmap_while_blocked(struct xps_check *c, struct blocked_map *b, pthre
 	return 1;
 }
 
-static void copy_unlocked(void)
+/*
+ * gntdev-copy-unlocked (@copy_fails: the blocked copy then fails) and
+ * gntdev-copy-unlocked-ok (it then succeeds), see the top of the file.
+ */
+static void copy_unlocked(const char *name, int copy_fails)
 {
+	struct uffdio_range r;
 	struct xps_check c;
 	struct blocked_map b;
 	struct bg_unmap u;
 	pthread_t t, ut;
 	int second;
 
-	xps_begin(&c, "gntdev-copy-unlocked");
+	xps_begin(&c, name);
 	start_blocked_map(&c, &b, &t);
 	second = unmap_while_blocked(&c, &b, &ut, &u);
-	/* The copy fails: its page read-only, the fault woken. */
-	if (mprotect(b.op, xps_page_size(), PROT_READ))
-		XPS_DIE(&c, "mprotect(PROT_READ): %s", strerror(errno));
-	{
-		struct uffdio_range r = { .start = (uintptr_t)b.op, .len = xps_page_size() };
-
+	r.start = (uintptr_t)b.op;
+	r.len = xps_page_size();
+	if (copy_fails) {
+		/* The copy fails: its page read-only, the fault woken. */
+		if (mprotect(b.op, r.len, PROT_READ))
+			XPS_DIE(&c, "mprotect(PROT_READ): %s", strerror(errno));
 		if (ioctl(b.uffd, UFFDIO_WAKE, &r))
 			XPS_DIE(&c, "UFFDIO_WAKE: %s", strerror(errno));
+	} else {
+		/* The second map goes first; then lifting the protection wakes the copy. */
+		if (second && unmap(0, 1))
+			xps_bad(&c, "UNMAP_GRANT_REF of the second map failed");
+		second = 0;
+		if (uffd_wp(b.uffd, b.op, 0))
+			XPS_DIE(&c, "UFFDIO_WRITEPROTECT(0): %s", strerror(errno));
 	}
 	pthread_join(t, NULL);
 	pthread_join(ut, NULL);
-	if (b.err != -EFAULT)
+	if (copy_fails && b.err != -EFAULT)
 		xps_bad(&c, "the blocked map, its page now read-only: %s, expected EFAULT",
 			b.err ? strerror(-b.err) : "succeeded");
-	if (second) {
-		int err = unmap(0, 1);
-
-		if (err)
-			xps_bad(&c, "second map (index 0) gone after the first's EFAULT (%s): %s",
-				strerror(-err), "the error path removed another map");
-	}
-	expect_empty(&c, "after the blocked map");
-	munmap(b.op, xps_page_size());
-	close(b.uffd);
-	xps_end(&c);
-}
-
-static void copy_unlocked_ok(void)
-{
-	struct xps_check c;
-	struct blocked_map b;
-	struct bg_unmap u;
-	pthread_t t, ut;
-	int second;
-
-	xps_begin(&c, "gntdev-copy-unlocked-ok");
-	start_blocked_map(&c, &b, &t);
-	second = unmap_while_blocked(&c, &b, &ut, &u);
-	if (second && unmap(0, 1))
-		xps_bad(&c, "UNMAP_GRANT_REF of the second map failed");
-	/* The copy succeeds: write-protection lifted, which wakes the fault. */
-	if (uffd_wp(b.uffd, b.op, 0))
-		XPS_DIE(&c, "UFFDIO_WRITEPROTECT(0): %s", strerror(errno));
-	pthread_join(t, NULL);
-	pthread_join(ut, NULL);
-	if (b.err)
+	else if (!copy_fails && b.err)
 		xps_bad(&c, "the blocked map, its page writable again: %s, expected success",
 			strerror(-b.err));
-	else if (b.op->index != 0)
-		xps_bad(&c, "the blocked MAP_GRANT_REF returned index %#llx, expected 0",
+	else if (!copy_fails && b.op->index != 0)
+		xps_bad(&c, "the blocked map returned index %#llx, expected 0",
 			(unsigned long long)b.op->index);
+	if (second && unmap(0, 1))
+		xps_bad(&c, "second map (index 0) gone after the first's EFAULT: %s",
+			"the error path removed another map");
 	expect_empty(&c, "after the blocked map");
-	munmap(b.op, xps_page_size());
+	munmap(b.op, r.len);
 	close(b.uffd);
 	xps_end(&c);
 }
@@ -436,8 +473,8 @@ int main(void)
 	mmap_no_map();
 	map_unmap();
 	map_efault();
-	copy_unlocked();
-	copy_unlocked_ok();
+	copy_unlocked("gntdev-copy-unlocked", 1);
+	copy_unlocked("gntdev-copy-unlocked-ok", 0);
 	close(fd);
 	return xps_exit_status();
 }
