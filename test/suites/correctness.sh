@@ -29,7 +29,8 @@
 # rss-counter, Bad page or a lockdep report fail that program's
 # "-kernel-log" check; at the
 # end Xen's console ring (read from Dom0) must show no crash or L1
-# validation error since the start.  With
+# validation error since the start, and lockdep, where the kernel has
+# it, must still be on (lockdep-on).  With
 # the module loaded its counters are checked too (no failed hypercall;
 # batched both defers and swaps, sync never defers).
 #
@@ -338,6 +339,16 @@ stress() {
 # ------------------------------------------------------------------- main
 note "correctness: configuration $cfg, kernel $(uname -r), Xen features $(cat /sys/hypervisor/properties/features 2>/dev/null || echo unknown)"
 rm -rf "$WORK" && mkdir -p "$WORK"
+# With lockdep (the debug kernel) it must be on now and still at the end:
+# it turns itself off after its first report, leaving the rest unchecked.
+lockdep=$(lockdep_state)
+if [ -z "$lockdep" ]; then
+	note "no lockdep in this kernel (/proc/lockdep_stats): the debug kernel has it"
+elif [ "$lockdep" != 1 ]; then
+	fail lockdep-on "lockdep was off before the programs ran (a report since boot): $(dmesg | grep -m1 -E 'possible .*locking|inconsistent lock state')"
+	lockdep=
+fi
+
 dmesg -c >/dev/null 2>&1
 
 if why=$(module_configure); then
@@ -385,6 +396,13 @@ elif [ "$(cat /sys/module/xen_ptswap/parameters/mode 2>/dev/null)" = "$cfg" ]; t
 	pass module-config-at-end
 else
 	fail module-config-at-end "xen_ptswap is not loaded with mode=$cfg"
+fi
+if [ -n "$lockdep" ]; then
+	if [ "$(lockdep_state)" = 1 ]; then
+		pass lockdep-on
+	else
+		fail lockdep-on "lockdep switched itself off during the programs (see the kernel-log checks)"
+	fi
 fi
 rm -rf "$WORK"
 [ "$BIN" = "${XPS_CORRECTNESS_BIN:-}" ] || rm -rf "$BIN" "$BIN.log"

@@ -55,6 +55,10 @@ xps_correctness_bin() {
 
 xps_loaded() { [ -d /sys/module/xen_ptswap ]; }
 
+# lockdep_state: lockdep's debug_locks (1 while it checks, 0 once a report
+# switched it off); empty without lockdep (/proc/lockdep_stats).
+lockdep_state() { awk '/debug_locks:/ { print $2 }' /proc/lockdep_stats 2>/dev/null; }
+
 # One counter of the module's stats file (empty if unreadable).
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS" 2>/dev/null; }
 
