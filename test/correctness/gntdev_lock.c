@@ -301,19 +301,31 @@ static int sleeps_in_gntdev_ioctl(pid_t tid)
 	return !strncmp(buf, "gntdev_ioctl", strlen("gntdev_ioctl"));
 }
 
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
 /*
  * Wait for the unmap thread: 1 once it is done, 0 once it sleeps for
- * priv->lock (sleeps_in_gntdev_ioctl()) or after HANG_MS.
+ * priv->lock (sleeps_in_gntdev_ioctl()) or after HANG_MS; *@slept says
+ * which of the two ended a wait that returns 0.
  */
-static int wait_unmap(struct bg_unmap *u)
+static int wait_unmap(struct bg_unmap *u, int *slept)
 {
-	for (int i = 0; i < HANG_MS; i++) {
+	long deadline = now_ms() + HANG_MS;
+
+	*slept = 0;
+	while (!__atomic_load_n(&u->done, __ATOMIC_ACQUIRE) && now_ms() < deadline) {
 		pid_t tid = __atomic_load_n(&u->tid, __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&u->done, __ATOMIC_ACQUIRE))
-			return 1;
-		if (tid && sleeps_in_gntdev_ioctl(tid))
-			return __atomic_load_n(&u->done, __ATOMIC_ACQUIRE);
+		if (tid && sleeps_in_gntdev_ioctl(tid)) {
+			*slept = 1;
+			break;
+		}
 		usleep(1000);
 	}
 	return __atomic_load_n(&u->done, __ATOMIC_ACQUIRE);
@@ -360,9 +372,12 @@ static void start_blocked_map(struct xps_check *c, struct blocked_map *b, pthrea
 		XPS_DIE(c, "pthread_create failed");
 	pfd.fd = b->uffd;
 	pfd.events = POLLIN;
-	if (poll(&pfd, 1, FAULT_MS) != 1 || read(b->uffd, &msg, sizeof(msg)) != sizeof(msg))
+	if (poll(&pfd, 1, FAULT_MS) != 1 || read(b->uffd, &msg, sizeof(msg)) != sizeof(msg)) {
+		int returned = __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
+
 		XPS_DIE(c, "MAP_GRANT_REF did not fault on its write-protected argument in %d ms%s",
-			FAULT_MS, b->done ? " (it returned)" : "");
+			FAULT_MS, returned ? " (it returned)" : "");
+	}
 	if (msg.event != UFFD_EVENT_PAGEFAULT ||
 	    !(msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP))
 		XPS_DIE(c, "userfaultfd reported event %u flags %#llx, not a write-protect fault",
@@ -374,29 +389,26 @@ static void start_blocked_map(struct xps_check *c, struct blocked_map *b, pthrea
  * (must finish, not sleep for priv->lock), and, if it did, map again (the index
  * is free again).  Returns whether a second map was made (index 0).
  */
-static int unmap_while_blocked(struct xps_check *c, struct blocked_map *b, pthread_t *ut,
-			       struct bg_unmap *u)
+static int unmap_while_blocked(struct xps_check *c, pthread_t *ut, struct bg_unmap *u)
 {
 	struct ioctl_gntdev_map_grant_ref op2;
-	int err;
+	int err, slept;
 
 	memset(u, 0, sizeof(*u));
 	if (pthread_create(ut, NULL, bg_unmap_main, u))
 		XPS_DIE(c, "pthread_create failed");
-	if (!wait_unmap(u)) {
-		int slept = u->tid && sleeps_in_gntdev_ioctl(u->tid);
-
-		xps_bad(c, "UNMAP_GRANT_REF %s while MAP_GRANT_REF copied out: %s",
-			slept ? "slept for priv->lock" : "did not finish",
-			"priv->lock is held across copy_to_user()");
+	if (!wait_unmap(u, &slept)) {
+		if (slept)
+			xps_bad(c, "UNMAP_GRANT_REF slept for priv->lock while MAP_GRANT_REF %s",
+				"copied out: priv->lock is held across copy_to_user()");
+		else
+			xps_bad(c, "UNMAP_GRANT_REF did not finish in %d s", HANG_MS / 1000);
 		return 0;
 	}
 	if (u->err) {
 		xps_bad(c, "UNMAP_GRANT_REF of the blocked map's index 0: %s", strerror(-u->err));
 		return 0;
 	}
-	if (b->done)
-		xps_bad(c, "MAP_GRANT_REF returned (%d) before its fault was resolved", b->err);
 	fill_op(&op2);
 	err = map_one(&op2);
 	if (err || op2.index != 0) {
@@ -424,7 +436,7 @@ static void copy_unlocked(const char *name, int copy_fails)
 
 	xps_begin(&c, name);
 	start_blocked_map(&c, &b, &t);
-	second = unmap_while_blocked(&c, &b, &ut, &u);
+	second = unmap_while_blocked(&c, &ut, &u);
 	r.start = (uintptr_t)b.op;
 	r.len = xps_page_size();
 	if (copy_fails) {

@@ -234,6 +234,7 @@ loopdev=
 # Kernels with these as modules (Debian's): load them; built in: no-op.
 modprobe loop 2>/dev/null
 modprobe xen-privcmd 2>/dev/null
+modprobe xen-gntdev 2>/dev/null	# gntdev_lock; built in in the lab's kernels
 
 ext4_mount() {
 	mount -t ext4 "$loopdev" "$ext4_dir" 2>&1
@@ -339,16 +340,6 @@ stress() {
 # ------------------------------------------------------------------- main
 note "correctness: configuration $cfg, kernel $(uname -r), Xen features $(cat /sys/hypervisor/properties/features 2>/dev/null || echo unknown)"
 rm -rf "$WORK" && mkdir -p "$WORK"
-# With lockdep (the debug kernel) it must be on now and still at the end:
-# it turns itself off after its first report, leaving the rest unchecked.
-lockdep=$(lockdep_state)
-if [ -z "$lockdep" ]; then
-	note "no lockdep in this kernel (/proc/lockdep_stats): the debug kernel has it"
-elif [ "$lockdep" != 1 ]; then
-	fail lockdep-on "lockdep was off before the programs ran (a report since boot): $(dmesg | grep -m1 -E 'possible .*locking|inconsistent lock state')"
-	lockdep=
-fi
-
 dmesg -c >/dev/null 2>&1
 
 if why=$(module_configure); then
@@ -359,6 +350,15 @@ else
 	finish
 fi
 kernel_log_check module-config
+# With lockdep (the debug kernel) it must be on now and still at the end:
+# it turns itself off after its first report, leaving the rest unchecked.
+lockdep=$(lockdep_state)
+if [ -z "$lockdep" ]; then
+	note "no lockdep in this kernel (/proc/lockdep_stats): the debug kernel has it"
+elif [ "$lockdep" != 1 ]; then
+	fail lockdep-on "lockdep was off before the programs ran (a report or a taint since boot, taint $(cat /proc/sys/kernel/tainted): see the earlier kernel-log checks)"
+	lockdep=
+fi
 
 t0=$SECONDS
 build
@@ -401,7 +401,7 @@ if [ -n "$lockdep" ]; then
 	if [ "$(lockdep_state)" = 1 ]; then
 		pass lockdep-on
 	else
-		fail lockdep-on "lockdep switched itself off during the programs (see the kernel-log checks)"
+		fail lockdep-on "lockdep switched itself off during the programs (a report or a taint: see the kernel-log checks)"
 	fi
 fi
 rm -rf "$WORK"

@@ -10,8 +10,9 @@
 #     ($XPS_MODULE_MIB: the size in MiB, default 256; every run's lines
 #     take 64: the checks are per PTE, the counts scale with the size);
 #     $XPS_MODULE_CYCLES (default 100) load/use/unload cycles while two
-#     processes keep unmapping (make check runs 20 where
-#     preempt-unload.sh's 100 cycles already run: test/suites/SUITES).
+#     processes keep unmapping (every run's lines take 5; the
+#     preemptible unload's cycles are preempt-unload.sh's:
+#     test/suites/SUITES).
 #     Mode noswap (the stock-Xen mode) on the same runs: dirty entries
 #     queued (no ptwr emulation), writable clean ones trapped (about one
 #     ptwr emulation per PTE), never a swap.
