@@ -222,7 +222,7 @@ if ! command -v stress-ng >/dev/null; then
 fi
 lockdep=
 if [ -r /proc/lockdep_stats ]; then
-	lockdep=$(awk '/debug_locks:/ { print $2 }' /proc/lockdep_stats)
+	lockdep=$(lockdep_state)
 	note "lockdep: debug_locks $lockdep at the start"
 	if [ "$lockdep" != 1 ]; then
 		fail lockdep-on "lockdep was already off before the cycles (an earlier report?): $(dmesg | grep -m1 -iE 'possible|lockdep|inconsistent')"
@@ -325,7 +325,7 @@ fi
 klog_check kernel-log "$KLOG"
 grep -E 'rcu.*(stall|detected)|blocked for more than' "$KLOG" | head -n 3 | sed 's/^/# kernel log: /'
 if [ -n "$lockdep" ]; then
-	l=$(awk '/debug_locks:/ { print $2 }' /proc/lockdep_stats)
+	l=$(lockdep_state)
 	if [ "$l" = 1 ]; then
 		pass lockdep-on
 	else
