@@ -144,6 +144,23 @@ static pte_t xps_lost_old(pte_t pte, int err)
 	return pte_mkyoung(pte);
 }
 
+/*
+ * Whether a multicall batch has failed since boot (xen_mc_failures(),
+ * test/linux-patch/ 0003).  Xen stops a merged mmu_update at its first
+ * failed request, so clears queued after it stayed undone while their
+ * callers freed the pages: from then on queue nothing.  The kernel's
+ * WARN in xen_mc_flush() has tainted it already; say once per load what
+ * it means for this module.
+ */
+static bool xps_mc_failed(void)
+{
+	if (likely(!xps_mc_failures()))
+		return false;
+	xps_count(XPS_STAT_MC_FAILED_SYNC);
+	pr_crit_once("a multicall batch failed (the kernel's \"multicall(s) failed\" warning): PTE clears queued in it may have been left undone while their pages were freed; queueing no clear from now on\n");
+	return true;
+}
+
 /**
  * xps_ptep_get_and_clear() - clear a PTE on Xen PV without a trap
  * @mm: the address space (unused: the page table page says all)
@@ -161,7 +178,8 @@ static pte_t xps_lost_old(pte_t pte, int err)
  *    own queued write would be stale).  The pointer is compared before
  *    the read: a task that migrates between the two has had its queue
  *    issued on the way.  A none entry is returned as is.
- * 3. In modes "batched" and "noswap", if xps_can_defer() allows it,
+ * 3. In modes "batched" and "noswap", if xps_can_defer() allows it and
+ *    no multicall batch has failed since boot (xps_mc_failed()),
  *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
  *    multicall (issued in order, before the TLB flush and before pages
  *    are freed), or issues one mmu_update at once outside lazy MMU
@@ -203,6 +221,8 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 		xps_count(XPS_STAT_NONE);
 		return pte;
 	case XPS_CLEAR_DEFER:
+		if (unlikely(xps_mc_failed()))
+			break;
 		set_pte(ptep, native_make_pte(0));
 		this_cpu_write(xps_last_queued, ptep);
 		xps_count(XPS_STAT_DEFERRED);

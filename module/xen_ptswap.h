@@ -18,11 +18,32 @@
 struct dentry;
 struct mm_struct;
 
-/* Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear. */
+/*
+ * Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear and
+ * the interface of test/linux-patch/VERSION/0003 (<asm/xen/ptep.h>).
+ */
 #ifdef XEN_PTSWAP_HAVE_HOOK
+#include <asm/xen/ptep.h>
 #define XPS_HAVE_HOOK	true
+
+/**
+ * xps_mc_failures() - failed multicall batches since boot
+ *
+ * Return: xen_mc_failures(), the kernel's count (arch/x86/xen/multicalls.c
+ * with test/linux-patch/ 0003); 0 without the hook, where the module
+ * refuses to load.
+ */
+static inline unsigned long xps_mc_failures(void)
+{
+	return xen_mc_failures();
+}
 #else
 #define XPS_HAVE_HOOK	false
+
+static inline unsigned long xps_mc_failures(void)
+{
+	return 0;
+}
 #endif
 
 /**

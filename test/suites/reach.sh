@@ -19,13 +19,18 @@
 # ends with a non-zero status and no FAIL line, gets "FAIL: NAME/ended:
 # <why>".  The boot, the build of the module and the correctness programs
 # are shared; each suite still starts and ends as it does on its own
-# (module unloaded, its kernel-log and Xen-console checks).
+# (module unloaded, its kernel-log and Xen-console checks).  On a kernel
+# with lockdep, "NAME/lockdep-on-after" checks that lockdep is still on
+# when suite NAME ends: lockdep checks nothing more once it has reported
+# anything, so the suites after it in the boot would run unchecked.
 # Output: the lines above, "N passed, N failed" last; exit status 0 iff
 # nothing failed; 2 for no names or a name without a script.
 
 set -u
 shopt -s lastpipe
 SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=test/suites/lib.sh
+. "$SUITES/lib.sh"	# lockdep_state only; it sets passed and failed to 0
 passed=0
 failed=0
 
@@ -66,6 +71,15 @@ for name in "$@"; do
 		echo "FAIL: $name/ended: status $rc after $n checks"
 		failed=$((failed + 1))
 	fi
+	case $(lockdep_state) in
+	'') ;;
+	1)
+		echo "PASS: $name/lockdep-on-after"
+		passed=$((passed + 1)) ;;
+	*)
+		echo "FAIL: $name/lockdep-on-after: lockdep is off after $name (it reported something, or a taint switched it off: taint $(cat /proc/sys/kernel/tainted))"
+		failed=$((failed + 1)) ;;
+	esac
 	echo "# reach: $name: $n checks, $nfail failed, status $rc, $((SECONDS - t0)) s"
 done
 
