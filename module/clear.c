@@ -145,19 +145,20 @@ static pte_t xps_lost_old(pte_t pte, int err)
 }
 
 /*
- * Whether a multicall batch has failed since boot (xen_mc_failures(),
- * test/linux-patch/ 0003).  Xen stops a merged mmu_update at its first
- * failed request, so clears queued after it stayed undone while their
- * callers freed the pages: from then on queue nothing.  The kernel's
- * WARN in xen_mc_flush() has tainted it already; say once per load what
- * it means for this module.
+ * Whether Xen has refused a page table update since boot
+ * (xen_mmu_failures(), test/linux-patch/ 0003): a failed multicall batch,
+ * whose mmu_update Xen stopped at the failed request, or a failed
+ * immediate set_pte().  Clears handed to set_pte() may then have stayed
+ * undone while their callers freed the pages: from then on hand it
+ * nothing.  The kernel's warning has tainted it already; say once per
+ * load what it means for this module.
  */
-static bool xps_mc_failed(void)
+static bool xps_mmu_failed(void)
 {
-	if (likely(!xps_mc_failures()))
+	if (!xps_mmu_failures())
 		return false;
-	xps_count(XPS_STAT_MC_FAILED_SYNC);
-	pr_crit_once("a multicall batch failed (the kernel's \"multicall(s) failed\" warning): PTE clears queued in it may have been left undone while their pages were freed; queueing no clear from now on\n");
+	xps_count(XPS_STAT_SYNC_AFTER_FAILURE);
+	pr_crit_once("Xen refused a page table update (the kernel warned in xen_mc_flush() or __xen_set_pte()): PTE clears handed to set_pte() may have been left undone while their pages were freed; clearing synchronously from now on\n");
 	return true;
 }
 
@@ -179,7 +180,7 @@ static bool xps_mc_failed(void)
  *    the read: a task that migrates between the two has had its queue
  *    issued on the way.  A none entry is returned as is.
  * 3. In modes "batched" and "noswap", if xps_can_defer() allows it and
- *    no multicall batch has failed since boot (xps_mc_failed()),
+ *    Xen has refused no page table update since boot (xps_mmu_failed()),
  *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
  *    multicall (issued in order, before the TLB flush and before pages
  *    are freed), or issues one mmu_update at once outside lazy MMU
@@ -221,7 +222,7 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 		xps_count(XPS_STAT_NONE);
 		return pte;
 	case XPS_CLEAR_DEFER:
-		if (unlikely(xps_mc_failed()))
+		if (unlikely(xps_mmu_failed()))
 			break;
 		set_pte(ptep, native_make_pte(0));
 		this_cpu_write(xps_last_queued, ptep);

@@ -71,10 +71,10 @@ static const struct kernel_param_ops xps_mode_ops = {
  *    so that the mode can be measured beside the others.
  * Any other value fails the load with -EINVAL and installs nothing.  On a
  * Xen without XENFEAT_mmu_pt_update_swap only "noswap" loads; the others
- * fail with -EOPNOTSUPP and one log line that names mode=noswap.  Once a
- * multicall batch has failed (xen_mc_failures() is not 0, see clear.c)
- * only "sync" loads; "batched" and "noswap" fail with -EIO and one log
- * line, and a loaded module queues no clear from then on.
+ * fail with -EOPNOTSUPP and one log line that names mode=noswap.  Once Xen
+ * has refused a page table update (xen_mmu_failures() is not 0, see
+ * clear.c) only "sync" loads; "batched" and "noswap" fail with -EIO and
+ * one log line, and a loaded module queues no clear from then on.
  */
 module_param_cb(mode, &xps_mode_ops, &xps_mode, 0444);
 MODULE_PARM_DESC(mode,
@@ -84,6 +84,7 @@ MODULE_PARM_DESC(mode,
 static int __init xps_check(void)
 {
 	const char *why = "";
+	unsigned long refused;
 	int err;
 
 	if (!xen_pv_domain()) {
@@ -91,13 +92,14 @@ static int __init xps_check(void)
 		return -ENODEV;
 	}
 	if (!XPS_HAVE_HOOK) {
-		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear() and xen_mc_failures(): apply the series for its version (test/linux-patch/VERSION/) to the kernel, boot it and rebuild this module against it\n");
+		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear() and xen_mmu_failures(): apply the series for its version (test/linux-patch/VERSION/) to the kernel, boot it and rebuild this module against it\n");
 		return -EOPNOTSUPP;
 	}
-	/* Queued clears are not safe once a batch has failed (clear.c). */
-	if (xps_mode != XPS_MODE_SYNC && xps_mc_failures()) {
-		pr_err("%lu multicall batch(es) failed since boot (the kernel's \"multicall(s) failed\" warning): mode=%s would queue PTE clears, which a failed batch can leave undone; reboot, or load with mode=sync\n",
-		       xps_mc_failures(), xps_mode_names[xps_mode]);
+	/* Queued clears are not safe once Xen refused an update (clear.c). */
+	refused = xps_mmu_failures();
+	if (xps_mode != XPS_MODE_SYNC && refused) {
+		pr_err("Xen refused %lu page table update(s) since boot (the kernel warned in xen_mc_flush() or __xen_set_pte()): mode=%s would hand PTE clears to set_pte(), which a refused update leaves undone; reboot, or load with mode=sync\n",
+		       refused, xps_mode_names[xps_mode]);
 		return -EIO;
 	}
 	/* noswap never issues the sub-op: nothing of Xen's to check. */

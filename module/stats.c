@@ -24,7 +24,7 @@ static const char * const xps_stat_names[XPS_NR_STATS] = {
 	[XPS_STAT_LOST_OLD]	= "lost_old",
 	[XPS_STAT_NATIVE]	= "native",
 	[XPS_STAT_READBACK]	= "readback",
-	[XPS_STAT_MC_FAILED_SYNC] = "mc_failed_sync",
+	[XPS_STAT_SYNC_AFTER_FAILURE] = "sync_after_failure",
 };
 
 static struct dentry *xps_debugfs_dir;
@@ -40,7 +40,7 @@ static int xps_stats_show(struct seq_file *m, void *unused)
 			sum += READ_ONCE(per_cpu(xps_stats, cpu).count[stat]);
 		seq_printf(m, "%s %llu\n", xps_stat_names[stat], sum);
 	}
-	seq_printf(m, "multicall_failures %lu\n", xps_mc_failures());
+	seq_printf(m, "mmu_failures %lu\n", xps_mmu_failures());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xps_stats);
@@ -61,13 +61,14 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
  * emulated by Xen), and readback (calls for an entry whose clear this
  * CPU had queued and not yet issued, whose read the module therefore
  * repeated after issuing the queue: an event within a call, expected to
- * stay 0), mc_failed_sync (calls whose clear the deferral rule allowed to
- * queue, done at once because a multicall batch had failed: an event
- * within a call, 0 unless one failed).  A last line, multicall_failures,
- * is not the module's: the kernel's count of failed multicall batches
- * since boot (xen_mc_failures(), test/linux-patch/ 0003), which is 0
- * unless something went badly wrong; while it is not 0 the module queues
- * no clear.  At rest
+ * stay 0), sync_after_failure (calls whose clear the deferral rule allowed
+ * to queue, done at once because Xen had refused a page table update: an
+ * event within a call, 0 unless one was refused).  A last line,
+ * mmu_failures, is not the module's: the kernel's count of page table
+ * updates Xen refused since boot (failed multicall batches and failed
+ * immediate set_pte()s: xen_mmu_failures(), test/linux-patch/ 0003),
+ * which is 0 unless something went badly wrong; while it is not 0 the
+ * module queues no clear.  At rest
  * calls = unpinned + none + deferred + swapped + fallbacks + native and
  * hcall_errors = fallbacks + lost_old.
  *

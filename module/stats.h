@@ -30,10 +30,10 @@
  * @XPS_STAT_READBACK: a call for an entry whose clear this CPU had queued
  *	and not yet issued: the queue was issued and the entry read again
  *	(an event within a call, not a class of its own)
- * @XPS_STAT_MC_FAILED_SYNC: a call whose clear the deferral rule allowed
- *	to queue, done at once instead because a multicall batch had failed
- *	(xen_mc_failures(); an event within a call, ending in swapped,
- *	fallbacks or native)
+ * @XPS_STAT_SYNC_AFTER_FAILURE: a call whose clear the deferral rule
+ *	allowed to queue, done at once instead because Xen had refused a
+ *	page table update (xen_mmu_failures(); an event within a call,
+ *	ending in swapped, fallbacks or native)
  * @XPS_NR_STATS: number of counters
  *
  * Every call ends in exactly one of unpinned, none, deferred, swapped,
@@ -51,7 +51,7 @@ enum xps_stat {
 	XPS_STAT_LOST_OLD,
 	XPS_STAT_NATIVE,
 	XPS_STAT_READBACK,
-	XPS_STAT_MC_FAILED_SYNC,
+	XPS_STAT_SYNC_AFTER_FAILURE,
 	XPS_NR_STATS,
 };
 

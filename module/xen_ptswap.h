@@ -27,20 +27,20 @@ struct mm_struct;
 #define XPS_HAVE_HOOK	true
 
 /**
- * xps_mc_failures() - failed multicall batches since boot
+ * xps_mmu_failures() - page table updates Xen refused since boot
  *
- * Return: xen_mc_failures(), the kernel's count (arch/x86/xen/multicalls.c
+ * Return: xen_mmu_failures(), the kernel's count (arch/x86/xen/multicalls.c
  * with test/linux-patch/ 0003); 0 without the hook, where the module
  * refuses to load.
  */
-static inline unsigned long xps_mc_failures(void)
+static inline unsigned long xps_mmu_failures(void)
 {
-	return xen_mc_failures();
+	return xen_mmu_failures();
 }
 #else
 #define XPS_HAVE_HOOK	false
 
-static inline unsigned long xps_mc_failures(void)
+static inline unsigned long xps_mmu_failures(void)
 {
 	return 0;
 }

@@ -30,11 +30,12 @@
 # to return it" warning, and no WARNING:, BUG:, Oops,
 # Bad page, Bad rss-counter or failed multicall in the kernel log; at the
 # end Xen's console ring has no L1 validation error or crash.
-# Last, a failed lazy MMU multicall batch (mc_phase): the debug kernel's
-# test-only fail_xen_multicall fails one batch of a zap that queued
-# clears; the kernel must warn once, taint and count it, the module must
-# queue no clear from then on (counter mc_failed_sync) and say so once, and
-# refuse a new load in batched and noswap mode (sync loads).
+# Last, page table updates that Xen refuses (mmu_phase): the debug
+# kernel's test-only fail_xen_mmu_update fails one lazy MMU multicall
+# batch of a zap that queued clears, then one immediate set_pte(); the
+# kernel must warn, taint and count both, the module must queue no clear
+# after the first (counter sync_after_failure) and say so once, and refuse
+# a new load in batched and noswap mode (sync loads).
 #
 # Output: "PASS: <check>", "FAIL: <check>: <why>", "# ..." notes,
 # "N passed, N failed" last; exit status 0 iff nothing failed.
@@ -57,8 +58,8 @@ SHORT=${XPS_FAIL_SHORT:-0}
 ROUNDS=${XPS_RACE_ROUNDS:-16}
 WARN_RE='xen_ptswap: MMU_PT_UPDATE_SWAP failed'
 LOST_RE='xen_ptswap: MMU_PT_UPDATE_SWAP cleared an entry but failed to return it'
-MC_DIR=/sys/kernel/debug/fail_xen_multicall
-MC_RE='xen_ptswap: a multicall batch failed'
+MMU_DIR=/sys/kernel/debug/fail_xen_mmu_update
+MMU_RE='xen_ptswap: Xen refused a page table update'
 ext4_dir=$WORK/ext4
 loopdev=
 BIN=
@@ -310,21 +311,24 @@ load_checks() {
 	fi
 }
 
-# mc_phase: a failed multicall batch, the last phase of the boot (what it
-# leaves, a failed batch counted since boot, lasts until a reboot).  The
-# debug kernel's test-only fault attribute fail_xen_multicall
-# (test/lab/linux-test-patch/6.1/0003-*.patch) appends an mmu_update that
-# Xen refuses to one batch of a marked task, after the batch's real calls,
-# so no page stays mapped; xen_mc_flush() warns (tainting the kernel) and
-# counts it in xen_mc_failures() (the series' 0003).  The module, loaded
-# batched, must queue no clear from then on and say so once; a new load
-# must refuse batched and noswap and accept sync.
-mc_phase() {
-	local tag=mc t0=$SECONDS out n taint
+# mmu_phase: page table updates that Xen refuses, the last phase of the
+# boot (what it leaves, refused updates counted since boot, lasts until a
+# reboot).  The debug kernel's test-only fault attribute
+# fail_xen_mmu_update (test/lab/linux-test-patch/6.1/0003-*.patch) has Xen
+# refuse one more mmu_update, issued after the real ones, in a multicall
+# batch or an immediate set_pte() it picks; xen_mc_flush() and
+# __xen_set_pte() warn (tainting the kernel) and count it in
+# xen_mmu_failures() (the series' 0003).  mmu_fail has one batch of a zap
+# that queued clears refused, then one immediate update of a copy-on-write
+# fault.  The module, loaded batched, must queue no clear after the first
+# and say so once; a new load must refuse batched and noswap and accept
+# sync.
+mmu_phase() {
+	local tag=mmu t0=$SECONDS out n taint0 taint
 	KLOG=$WORK/klog.$tag
 	: >"$KLOG"
-	if [ ! -d "$MC_DIR" ]; then
-		fail "$tag-attribute" "cannot run because $MC_DIR does not exist: the kernel lacks the lab's test-only fail_xen_multicall patch (test/lab/run --kernel debug has it)"
+	if [ ! -d "$MMU_DIR" ]; then
+		fail "$tag-attribute" "cannot run because $MMU_DIR does not exist: the kernel lacks the lab's test-only fail_xen_mmu_update patch (test/lab/run --kernel debug has it)"
 		return
 	fi
 	xps_loaded && rmmod xen_ptswap
@@ -334,65 +338,72 @@ mc_phase() {
 	fi
 	pass "$tag-load"
 	stats_settle || { fail "$tag-counters-consistent" "before: $(tr '\n' ' ' <"$STATS")"; return; }
-	if [ "${SV[multicall_failures]:-x}" = 0 ]; then
-		pass "$tag-none-failed-before"
+	taint0=$(cat /proc/sys/kernel/tainted)
+	if [ "${SV[mmu_failures]:-x}" = 0 ] && [ $((taint0 >> 9 & 1)) = 0 ]; then
+		pass "$tag-none-refused-before"
 	else
-		fail "$tag-none-failed-before" "multicall_failures is '${SV[multicall_failures]:-missing}' before the injection"
+		fail "$tag-none-refused-before" "mmu_failures is '${SV[mmu_failures]:-missing}', taint $taint0 (want 0 and no W) before the injection"
 		return
 	fi
 	local -A B
-	for n in deferred swapped mc_failed_sync; do B[$n]=${SV[$n]:-0}; done
-	# One failure, of a marked task only, silent (the WARN says enough).
+	for n in deferred swapped sync_after_failure; do B[$n]=${SV[$n]:-0}; done
+	# Marked tasks only, silent (the kernel's warnings say enough), and
+	# no failure left (times 0) until mmu_fail arms one; probability last,
+	# so that no other task can take one meanwhile.
 	local f v
-	for f in interval:1 probability:100 verbose:0 space:0 task-filter:Y stacktrace-depth:0 times:1; do
+	for f in task-filter:Y verbose:0 space:0 interval:1 stacktrace-depth:0 times:0 probability:100; do
 		v=${f#*:}
-		f=$MC_DIR/${f%%:*}
+		f=$MMU_DIR/${f%%:*}
 		[ -e "$f" ] || continue
 		echo "$v" >"$f" 2>/dev/null || { fail "$tag-set-attribute" "could not write $v to $f"; return; }
 	done
-	note "$tag: fail_xen_multicall armed: times 1, probability 100 %, marked tasks only"
-	run_prog "$tag" mc_fail "$BIN/mc_fail" "$MC_DIR"
-	echo 0 >"$MC_DIR/probability" 2>/dev/null
-	stats_settle || { fail "$tag-counters-consistent" "after mc_fail: $(tr '\n' ' ' <"$STATS")"; return; }
+	note "$tag: fail_xen_mmu_update armed: probability 100 %, marked tasks only, times set by mmu_fail"
+	run_prog "$tag" mmu_fail "$BIN/mmu_fail" "$MMU_DIR"
+	echo 0 >"$MMU_DIR/probability" 2>/dev/null
+	stats_settle || { fail "$tag-counters-consistent" "after mmu_fail: $(tr '\n' ' ' <"$STATS")"; return; }
 	pass "$tag-counters-consistent"
-	local d_def=$((SV[deferred] - B[deferred])) d_sync=$((${SV[mc_failed_sync]:-0} - B[mc_failed_sync]))
-	note "$tag: mc_fail: deferred +$d_def, mc_failed_sync +$d_sync, multicall_failures ${SV[multicall_failures]:-?}"
-	if [ "${SV[multicall_failures]:-0}" = 1 ]; then
-		pass "$tag-one-failure-counted"
+	local d_def=$((SV[deferred] - B[deferred])) d_sync=$((${SV[sync_after_failure]:-0} - B[sync_after_failure]))
+	note "$tag: mmu_fail: deferred +$d_def, sync_after_failure +$d_sync, mmu_failures ${SV[mmu_failures]:-?}"
+	if [ "${SV[mmu_failures]:-0}" = 2 ]; then
+		pass "$tag-both-refusals-counted"
 	else
-		fail "$tag-one-failure-counted" "multicall_failures is '${SV[multicall_failures]:-missing}' (want 1)"
+		fail "$tag-both-refusals-counted" "mmu_failures is '${SV[mmu_failures]:-missing}' (want 2: one batch, one immediate update)"
 	fi
-	# The failed batch's own clears were queued before it failed.
+	# The refused batch's own clears were queued before it failed.
 	if [ "$d_def" -gt 0 ] && [ "$d_sync" -gt 0 ]; then
-		pass "$tag-queued-until-the-failure"
+		pass "$tag-queued-until-the-refusal"
 	else
-		fail "$tag-queued-until-the-failure" "deferred +$d_def, mc_failed_sync +$d_sync (want both > 0)"
+		fail "$tag-queued-until-the-refusal" "deferred +$d_def, sync_after_failure +$d_sync (want both > 0)"
 	fi
-	for n in deferred swapped mc_failed_sync; do B[$n]=${SV[$n]:-0}; done
+	for n in deferred swapped sync_after_failure; do B[$n]=${SV[$n]:-0}; done
 	run_progs "$tag" dontneed munmap
 	stats_settle || { fail "$tag-counters-consistent-after" "$(tr '\n' ' ' <"$STATS")"; return; }
-	d_def=$((SV[deferred] - B[deferred])) d_sync=$((${SV[mc_failed_sync]:-0} - B[mc_failed_sync]))
+	d_def=$((SV[deferred] - B[deferred])) d_sync=$((${SV[sync_after_failure]:-0} - B[sync_after_failure]))
 	local d_swap=$((SV[swapped] - B[swapped]))
-	note "$tag: after the failure: deferred +$d_def, swapped +$d_swap, mc_failed_sync +$d_sync"
+	note "$tag: after the refusals: deferred +$d_def, swapped +$d_swap, sync_after_failure +$d_sync"
 	if [ "$d_def" = 0 ] && [ "$d_sync" -gt 0 ] && [ "$d_swap" -ge "$d_sync" ]; then
 		pass "$tag-no-clear-queued-after"
 	else
-		fail "$tag-no-clear-queued-after" "deferred +$d_def, mc_failed_sync +$d_sync, swapped +$d_swap (want 0, > 0, >= mc_failed_sync)"
+		fail "$tag-no-clear-queued-after" "deferred +$d_def, sync_after_failure +$d_sync, swapped +$d_swap (want 0, > 0, >= sync_after_failure)"
 	fi
 	rmmod xen_ptswap || fail "$tag-rmmod" "rmmod xen_ptswap failed"
 	klog_take "$KLOG"
-	n=$(grep -c 'multicall(s) failed' "$KLOG")
-	if [ "$n" = 1 ] && grep -q 'WARNING: .*multicalls.c' "$KLOG"; then
-		pass "$tag-kernel-warns-once"
+	local nmc nwmc nwpte
+	nmc=$(grep -c 'multicall(s) failed' "$KLOG")
+	nwmc=$(grep -c 'WARNING: .*multicalls\.c' "$KLOG")
+	nwpte=$(grep -c 'WARNING: .*mmu_pv\.c' "$KLOG")
+	if [ "$nmc" = 1 ] && [ "$nwmc" = 1 ] && [ "$nwpte" = 1 ]; then
+		pass "$tag-kernel-warns"
 	else
-		fail "$tag-kernel-warns-once" "$n 'multicall(s) failed' lines, WARNING: $(grep -c 'WARNING: .*multicalls.c' "$KLOG") (want 1 and 1)"
+		fail "$tag-kernel-warns" "$nmc 'multicall(s) failed' lines, $nwmc WARNINGs in multicalls.c, $nwpte in mmu_pv.c (want 1 of each)"
 	fi
 	note "$tag: $(grep -m1 -A1 'multicall(s) failed' "$KLOG" | sed 's/^\[[^]]*\] //' | tr '\n' '|')"
-	n=$(grep -c "$MC_RE" "$KLOG")
+	note "$tag: $(grep -m1 'WARNING: .*mmu_pv\.c' "$KLOG" | sed 's/^\[[^]]*\] //')"
+	n=$(grep -c "$MMU_RE" "$KLOG")
 	if [ "$n" = 1 ]; then
 		pass "$tag-module-says-once"
 	else
-		fail "$tag-module-says-once" "$n '$MC_RE' lines (want 1)"
+		fail "$tag-module-says-once" "$n '$MMU_RE' lines (want 1)"
 	fi
 	taint=$(cat /proc/sys/kernel/tainted)
 	if [ $((taint >> 9 & 1)) = 1 ]; then
@@ -405,9 +416,9 @@ mc_phase() {
 	for m in batched noswap; do
 		dmesg -c >>"$KLOG" 2>&1
 		if out=$(modprobe xen_ptswap mode=$m 2>&1); then
-			fail "$tag-refuses-$m" "modprobe xen_ptswap mode=$m loaded after a failed batch"
+			fail "$tag-refuses-$m" "modprobe xen_ptswap mode=$m loaded after refused updates"
 			rmmod xen_ptswap
-		elif [ "$(dmesg | grep -c 'xen_ptswap: .*multicall batch(es) failed since boot')" = 1 ]; then
+		elif [ "$(dmesg | grep -c 'xen_ptswap: Xen refused 2 page table update(s) since boot')" = 1 ]; then
 			pass "$tag-refuses-$m"
 		else
 			fail "$tag-refuses-$m" "refused without its log line: $out; $(dmesg | grep xen_ptswap | tail -n 1)"
@@ -421,9 +432,9 @@ mc_phase() {
 		fail "$tag-loads-sync" "modprobe xen_ptswap mode=sync: $out; $(dmesg | grep xen_ptswap | tail -n 1)"
 	fi
 	klog_take "$KLOG"
-	# Nothing else bad: the one WARNING and its report are expected.
+	# Nothing else bad: the two warnings and the batch's report are expected.
 	local rest
-	rest=$(grep -vE 'WARNING: .*multicalls.c' "$KLOG" | grep -E "$BAD_LOG" | grep -v 'multicall(s) failed' | head -n 3)
+	rest=$(grep -vE 'WARNING: .*(multicalls|mmu_pv)\.c' "$KLOG" | grep -E "$BAD_LOG" | grep -v 'multicall(s) failed' | head -n 3)
 	if [ -z "$rest" ]; then
 		pass "$tag-kernel-log"
 	else
@@ -476,7 +487,7 @@ for mode in batched sync; do
 	note "$mode: $((SECONDS - t0)) s"
 done
 
-mc_phase
+mmu_phase
 [ -x "$BIN/xen_console" ] && run_prog end xen_console "$BIN/xen_console" check
 [ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null
 rm -rf "$WORK"

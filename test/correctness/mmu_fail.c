@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mmu_fail - page table updates that Xen refuses: a zap whose lazy MMU
+ * multicall batch fails, and a copy-on-write fault whose immediate
+ * set_pte() fails.  The data each keeps and releases is still right;
+ * test/suites/fail-inject.sh checks the counters (the module queues no
+ * clear after the first, the kernel counts both).
+ *
+ * Needs the lab's debug kernel: its test-only fault attribute
+ * fail_xen_mmu_update (test/lab/linux-test-patch/6.1/0003-*.patch) makes
+ * Xen refuse one more mmu_update, issued after the real ones, in a batch
+ * or an immediate update it picks.  The suite sets it to pick only tasks
+ * marked in /proc/<pid>/make-it-fail (task-filter Y), probability 100,
+ * times 0; this program sets times to 1 and marks itself around one
+ * operation at a time.
+ *
+ * Checks:
+ *  mmu-fail-zap   8 MiB of private anonymous memory filled (dirty entries:
+ *                 clears the module queues), marked, MADV_DONTNEED of
+ *                 the middle half: times went from 1 to 0 (a batch of
+ *                 this madvise() was refused); released pages read as
+ *                 zero, the others keep their data
+ *  mmu-fail-after the same unmarked, 4 rounds: the same contents
+ *  mmu-fail-cow   the memory filled again, a child forked, one page
+ *                 written while marked (a copy-on-write fault, whose
+ *                 set_pte()s are immediate): times went from 1 to 0; the
+ *                 parent reads its new data, the child the old
+ * Usage: mmu_fail [ATTR_DIR] (default /sys/kernel/debug/fail_xen_mmu_update).
+ * Exit status 0 if every check passed.
+ */
+#include "xps_check.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#define MIB (1024 * 1024UL)
+#define LEN (8 * MIB)
+#define ROUNDS 4
+
+static const char *attr_dir = "/sys/kernel/debug/fail_xen_mmu_update";
+
+/* Write @val to the attribute's "times"; 0 on success. */
+static int set_times(long val)
+{
+	char path[256], buf[32];
+	int fd, n, ok;
+
+	snprintf(path, sizeof(path), "%s/times", attr_dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld", val);
+	ok = write(fd, buf, n) == n;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The attribute's "times" (failures left), or -1000 if unreadable. */
+static long times_left(void)
+{
+	char path[256], buf[32];
+	long v = -1000;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/times", attr_dir);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return v;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		v = strtol(buf, NULL, 10);
+	}
+	close(fd);
+	return v;
+}
+
+/* Mark (1) or unmark (0) this task for the attribute's task filter. */
+static void make_it_fail(struct xps_check *c, int on)
+{
+	int fd = open("/proc/self/make-it-fail", O_WRONLY);
+
+	if (fd < 0)
+		XPS_DIE(c, "open /proc/self/make-it-fail: %s (no CONFIG_FAULT_INJECTION?)",
+			strerror(errno));
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		XPS_DIE(c, "write %d to /proc/self/make-it-fail: %s", on, strerror(errno));
+	close(fd);
+}
+
+/* Arm one failure and mark this task. */
+static void arm(struct xps_check *c)
+{
+	if (set_times(1))
+		XPS_DIE(c, "cannot write 1 to %s/times: %s", attr_dir, strerror(errno));
+	make_it_fail(c, 1);
+}
+
+/* Unmark this task and check that the one failure was taken. */
+static void disarm(struct xps_check *c, const char *what)
+{
+	long left;
+
+	make_it_fail(c, 0);
+	left = times_left();
+	if (left != 0)
+		xps_bad(c, "%s: %s/times is %ld after it (want 0: the armed failure was not taken)",
+			what, attr_dir, left);
+	set_times(0);
+}
+
+/* Fill, release the middle half, check; round @r. */
+static void zap_round(struct xps_check *c, unsigned char *p, uint64_t r, int marked)
+{
+	size_t q = LEN / 4, qp = q / xps_page_size();
+
+	xps_fill(p, LEN, 40 + r, 0);
+	if (marked)
+		arm(c);
+	xps_madvise(c, p + q, 2 * q, MADV_DONTNEED, "MADV_DONTNEED");
+	if (marked)
+		disarm(c, "the marked madvise()");
+	xps_expect(c, "kept first quarter", p, q, 40 + r, 0);
+	xps_expect(c, "kept last quarter", p + 3 * q, q, 40 + r, 3 * qp);
+	if (!xps_is_zero(p + q, 2 * q))
+		xps_bad(c, "round %llu: released pages do not read as zero",
+			(unsigned long long)r);
+}
+
+/* A child keeps the memory shared; a marked write copies one page. */
+static void cow(struct xps_check *c, unsigned char *p)
+{
+	size_t psz = xps_page_size(), wpp = xps_wpp();
+	int go[2], status;
+	pid_t pid;
+
+	xps_fill(p, LEN, 60, 0);
+	if (pipe(go))
+		XPS_DIE(c, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0)
+		XPS_DIE(c, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char b;
+
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
+		/* The parent has written page 1: ours still holds seed 60. */
+		_exit(xps_cmp(p, LEN, 60, 0) < 0 ? 0 : 1);
+	}
+	close(go[0]);
+	arm(c);
+	xps_fill(p + psz, psz, 61, wpp);
+	disarm(c, "the marked copy-on-write");
+	if (write(go[1], "g", 1) != 1)
+		xps_bad(c, "cannot wake the child: %s", strerror(errno));
+	close(go[1]);
+	if (waitpid(pid, &status, 0) != pid)
+		xps_bad(c, "waitpid: %s", strerror(errno));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
+		xps_bad(c, "the child's copy changed or it failed (status %#x)", status);
+	xps_expect(c, "parent's written page", p + psz, psz, 61, 1);
+	xps_expect(c, "parent's first page", p, psz, 60, 0);
+	xps_expect(c, "parent's other pages", p + 2 * psz, LEN - 2 * psz, 60, 2);
+}
+
+int main(int argc, char **argv)
+{
+	struct xps_check c;
+	unsigned char *p;
+
+	if (argc > 1)
+		attr_dir = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	xps_begin(&c, "mmu-fail-zap");
+	p = xps_map(&c, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	zap_round(&c, p, 0, 1);
+	xps_end(&c);
+
+	xps_begin(&c, "mmu-fail-after");
+	for (uint64_t r = 1; r <= ROUNDS; r++)
+		zap_round(&c, p, r, 0);
+	xps_end(&c);
+
+	xps_begin(&c, "mmu-fail-cow");
+	cow(&c, p);
+	xps_end(&c);
+	munmap(p, LEN);
+	return xps_exit_status();
+}
