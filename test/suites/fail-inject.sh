@@ -42,7 +42,9 @@
 # Environment: XPS_FAIL_PCT (10), XPS_RACE_ROUNDS (shmem_race rounds, 16),
 # XPS_PROG_TIMEOUT (hang guard per program, 600 s), XPS_FAIL_SHORT (1:
 # mode=sync runs only its XPS_FAIL_PCT % phase, with the programs of the
-# 100 % phase; 0, the default, every phase in both modes).
+# 100 % phase; 0, the default, every phase in both modes), XPS_FAIL_MODES
+# (the modes whose phases run, "batched sync"; "" runs only the last
+# phase, which needs none of them).
 
 set -u
 SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -458,7 +460,7 @@ xps_loaded && rmmod xen_ptswap
 ALL_PROGS=(dontneed munmap shmem_race file_shared madv_free fork_cow mremap smp_race)
 HARD_PROGS=(dontneed munmap shmem_race mremap)
 t_all=$SECONDS
-for mode in batched sync; do
+for mode in ${XPS_FAIL_MODES-batched sync}; do
 	KLOG=$WORK/klog.$mode
 	: >"$KLOG"
 	t0=$SECONDS
