@@ -138,14 +138,22 @@ lost_dirty_test() {
 # every call eligible (interval 1), no limit (times -1), silent (verbose 0:
 # a stack dump per failure would take ages under QEMU's software CPU).
 fail_set() {
+	attr_write "$1" interval:1 times:-1 verbose:0 space:0 task-filter:N stacktrace-depth:0 "probability:$2" &&
+		[ "$(cat "$1/probability")" = "$2" ] && [ "$(cat "$1/times")" = -1 ]
+}
+
+# attr_write DIR NAME:VALUE...: write each VALUE to DIR/NAME in order,
+# skipping a NAME the kernel lacks; note and return 1 at the first that
+# cannot be written.
+attr_write() {
 	local dir=$1 f v
-	for f in interval:1 times:-1 verbose:0 space:0 task-filter:N stacktrace-depth:0 "probability:$2"; do
+	shift
+	for f in "$@"; do
 		v=${f#*:}
 		f=$dir/${f%%:*}
 		[ -e "$f" ] || continue
 		echo "$v" >"$f" 2>/dev/null || { note "could not write $v to $f"; return 1; }
 	done
-	[ "$(cat "$dir/probability")" = "$2" ] && [ "$(cat "$dir/times")" = -1 ]
 }
 
 # load MODE: (re)load the module; FAIL and return 1 if it or fail_swap
@@ -352,13 +360,10 @@ mmu_phase() {
 	# Marked tasks only, silent (the kernel's warnings say enough), and
 	# no failure left (times 0) until mmu_fail arms one; probability last,
 	# so that no other task can take one meanwhile.
-	local f v
-	for f in task-filter:Y verbose:0 space:0 interval:1 stacktrace-depth:0 times:0 probability:100; do
-		v=${f#*:}
-		f=$MMU_DIR/${f%%:*}
-		[ -e "$f" ] || continue
-		echo "$v" >"$f" 2>/dev/null || { fail "$tag-set-attribute" "could not write $v to $f"; return; }
-	done
+	if ! attr_write "$MMU_DIR" task-filter:Y verbose:0 space:0 interval:1 stacktrace-depth:0 times:0 probability:100; then
+		fail "$tag-set-attribute" "could not set $MMU_DIR (the note above says which file)"
+		return
+	fi
 	note "$tag: fail_xen_mmu_update armed: probability 100 %, marked tasks only, times set by mmu_fail"
 	run_prog "$tag" mmu_fail "$BIN/mmu_fail" "$MMU_DIR"
 	echo 0 >"$MMU_DIR/probability" 2>/dev/null
