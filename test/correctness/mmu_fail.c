@@ -7,7 +7,7 @@
  * clear after the first, the kernel counts both).
  *
  * Needs the lab's debug kernel: its test-only fault attribute
- * fail_xen_mmu_update (test/lab/linux-test-patch/6.1/0003-*.patch) makes
+ * fail_xen_mmu_update (test/lab/linux-test-patch/VERSION/0003-*.patch) makes
  * Xen refuse one more mmu_update, issued after the real ones, in a batch
  * or an immediate update it picks.  The suite sets it to pick only tasks
  * marked in /proc/<pid>/make-it-fail (task-filter Y), probability 100,

@@ -10,7 +10,7 @@
  * write-protect whose flush is pending) can set D in it: that D is lost,
  * and with it the write of a file page.  QEMU's software CPU never sets D
  * that way, so the lab's debug kernel plays that CPU
- * (test/lab/linux-test-patch/6.1/0002, debugfs xps_test_zap/): while
+ * (test/lab/linux-test-patch/VERSION/0002, debugfs xps_test_zap/): while
  * "pending" is 1, a TLB flush is pending for this process's mm, and every
  * entry zap_pte_range() finds still present after the clear returned is
  * counted in "queued"; a read-only, clean one gets D set and is counted in

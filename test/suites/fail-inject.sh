@@ -324,7 +324,7 @@ load_checks() {
 # mmu_phase: page table updates that Xen refuses, the last phase of the
 # boot (what it leaves, refused updates counted since boot, lasts until a
 # reboot).  The debug kernel's test-only fault attribute
-# fail_xen_mmu_update (test/lab/linux-test-patch/6.1/0003-*.patch) has Xen
+# fail_xen_mmu_update (test/lab/linux-test-patch/VERSION/0003-*.patch) has Xen
 # refuse one more mmu_update, issued after the real ones, in a multicall
 # batch or an immediate set_pte() it picks; xen_mc_flush() and
 # __xen_set_pte() warn (tainting the kernel) and count it in

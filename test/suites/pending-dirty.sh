@@ -6,7 +6,7 @@
 #
 # Usage (inside the lab's Dom0, from the clone's root, as root; needs the
 # debug kernel, whose test-only debugfs xps_test_zap/ plays that CPU,
-# test/lab/linux-test-patch/6.1/0002):
+# test/lab/linux-test-patch/VERSION/0002):
 #   test/lab/run --kernel debug -- bash test/suites/pending-dirty.sh
 #
 # For each of mode=batched and mode=noswap (the two modes that queue
