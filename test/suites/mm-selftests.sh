@@ -199,8 +199,7 @@ EOF
 # Each run's bookkeeping uses builtins where it can: a process started
 # under QEMU's software CPU, from the host's root over 9p, costs a good
 # part of a second, and the fast set has a hundred runs.
-defuse() { sed -E 's/(WARNING|BUG): /\1 /g; s/Oops/Oops-/g; s/Bad (page|rss)/Bad-\1/g; s/general protection fault/general-protection fault/g'; }
-# defused TEXT: the same, without a process.
+# defused TEXT: TEXT with those words defused, without a process.
 defused() {
 	local t=${1//WARNING: /WARNING }
 	t=${t//BUG: /BUG }
@@ -208,6 +207,12 @@ defused() {
 	t=${t//Bad page/Bad-page}
 	t=${t//Bad rss/Bad-rss}
 	printf '%s\n' "${t//general protection fault/general-protection fault}"
+}
+# defuse: the same as a filter, stdin to stdout (nothing for no input).
+defuse() {
+	local t
+	t=$(cat)
+	[ -z "$t" ] || defused "$t"
 }
 
 declare -A KSM0
