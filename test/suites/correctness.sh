@@ -93,22 +93,8 @@ module_configure() {
 }
 
 check_counters() {
-	if [ ! -r "$STATS" ]; then
-		fail module-counters "cannot run because $STATS is missing (debugfs not mounted?)"
-		return
-	fi
-	if ! stats_settle; then
-		fail module-counters "cannot parse $STATS, or its counters never add up: $(tr '\n' ' ' <"$STATS")"
-		return
-	fi
-	note "module counters: $(tr '\n' ' ' <"$STATS")"
-	local calls=${SV[calls]} deferred=${SV[deferred]} swapped=${SV[swapped]}
-	local errors=${SV[hcall_errors]} fallbacks=${SV[fallbacks]}
-	if [ "$calls" -gt 0 ] && [ "$errors" = 0 ] && [ "$fallbacks" = 0 ]; then
-		pass module-counters
-	else
-		fail module-counters "calls=$calls hcall_errors=$errors fallbacks=$fallbacks (want calls > 0, no errors)"
-	fi
+	counters_check module-counters || return
+	local deferred=${SV[deferred]} swapped=${SV[swapped]}
 	case $cfg in
 	batched)
 		if [ "$deferred" -gt 0 ] && [ "$swapped" -gt 0 ]; then

@@ -102,6 +102,31 @@ stats_settle() {
 	return 1
 }
 
+# counters_check CHECK [PREFIX]: the module's counters after a workload
+# ran with it loaded: PASS CHECK when some clear went through the op
+# (calls > 0), no hypercall failed and none fell back; their line as a
+# "# PREFIXmodule counters: ..." note.  Returns 1 (after a FAIL) if
+# $STATS cannot be read or never adds up, else 0 with the counters in SV
+# for the caller's own checks.
+counters_check() {
+	local check=$1 prefix=${2:-}
+	if [ ! -r "$STATS" ]; then
+		fail "$check" "cannot run because $STATS is missing (debugfs not mounted?)"
+		return 1
+	fi
+	if ! stats_settle; then
+		fail "$check" "cannot parse $STATS, or its counters never add up: $(tr '\n' ' ' <"$STATS")"
+		return 1
+	fi
+	note "${prefix}module counters: $(tr '\n' ' ' <"$STATS")"
+	if [ "${SV[calls]}" -gt 0 ] && [ "${SV[hcall_errors]}" = 0 ] && [ "${SV[fallbacks]}" = 0 ]; then
+		pass "$check"
+	else
+		fail "$check" "calls=${SV[calls]} hcall_errors=${SV[hcall_errors]} fallbacks=${SV[fallbacks]} (want calls > 0, no errors)"
+	fi
+	return 0
+}
+
 # Appends the kernel log to FILE and clears it (dmesg -c).
 klog_take() { dmesg -c >>"$1" 2>&1; }
 

@@ -364,20 +364,6 @@ same_failure() {
 	fi
 }
 
-check_counters() {
-	local m=$1
-	if ! stats_settle; then
-		fail "$m/module-counters" "cannot read $STATS, or its counters never add up"
-		return
-	fi
-	note "$m: module counters: $(tr '\n' ' ' <"$STATS")"
-	if [ "${SV[calls]}" -gt 0 ] && [ "${SV[hcall_errors]}" = 0 ] && [ "${SV[fallbacks]}" = 0 ]; then
-		pass "$m/module-counters"
-	else
-		fail "$m/module-counters" "calls=${SV[calls]} hcall_errors=${SV[hcall_errors]} fallbacks=${SV[fallbacks]} (want calls > 0, no errors)"
-	fi
-}
-
 # ------------------------------------------------------------------ setup
 start_suite
 SET=${XPS_MM_SELFTESTS:-fast}
@@ -493,7 +479,7 @@ for m in "${modes[@]}"; do
 	for id in "${ids[@]}"; do
 		run_once "$m" "$id"
 	done
-	[ "$m" = unloaded ] || check_counters "$m"
+	[ "$m" = unloaded ] || counters_check "$m/module-counters" "$m: "
 	note "mode $m: ${#ids[@]} programs, $((SECONDS - t0)) s"
 done
 
