@@ -253,16 +253,20 @@ note "L1TF: Xen's shadow faults before any migration: ${sf0:-unknown (no xenperf
 # either still going (the whole migration inside the programs) or two or
 # more programs had finished inside it (a whole program, zaps included,
 # ran while the guest's page tables were shadowed).
+# The hook is a script of its own (guest-bench runs it), made of this
+# suite's guest_console and round_done.
 PROGS_DONE=$WORK/progs-done
-cat >"$PROGS_DONE" <<EOS
-#!/bin/sh
-cat "$CONSOLE_DIR/guest-$G.log" "$CONSOLE_DIR/guest-$G--incoming.log" 2>/dev/null |
-	tr -d '\r' >"$WORK/console-now"
-n=\$(grep -E 'XPS-GUEST-T: # [a-z_0-9]+: [0-9]+ s\$' "$WORK/console-now" | grep -vc 'XPS-GUEST-T: # build:')
+{
+	echo '#!/bin/bash'
+	declare -p CONSOLE_DIR G
+	declare -f guest_console round_done
+	cat <<'EOS'
+n=$(guest_console | grep -E 'XPS-GUEST-T: # [a-z_0-9]+: [0-9]+ s$' | grep -vc 'XPS-GUEST-T: # build:')
 over=0
-grep -q 'XPS-GUEST: correctness round 1 done' "$WORK/console-now" && over=1
-echo "\$n \$over"
+round_done && over=1
+echo "$n $over"
 EOS
+} >"$PROGS_DONE"
 chmod +x "$PROGS_DONE"
 t2=$SECONDS
 n=0 during=0 mig_err=
