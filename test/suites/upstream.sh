@@ -175,7 +175,8 @@ klog_take "$KLOG"
 
 # skip PART: PART is in $XPS_UPSTREAM_SKIP (and a note says so).
 skip() {
-	case " ${XPS_UPSTREAM_SKIP//,/ } " in *" $1 "*) note "skipped: $1 (XPS_UPSTREAM_SKIP)"; return 0 ;; esac
+	local list=${XPS_UPSTREAM_SKIP:-}
+	case " ${list//,/ } " in *" $1 "*) note "skipped: $1 (XPS_UPSTREAM_SKIP)"; return 0 ;; esac
 	return 1
 }
 
