@@ -3,7 +3,7 @@
 # memory contents and returned state, in one module configuration.
 #
 # Usage (inside the lab's Dom0, from the clone's root, as root):
-#   bash test/suites/correctness.sh unloaded|batched|sync|noswap
+#   bash test/suites/correctness.sh unloaded|batched|sync|noswap|builtin
 # or with XPS_CORRECTNESS_CONFIG set; test/suites/correctness-<config>.sh
 # are the wrappers test/suites/SUITES lists.
 #   unloaded  rmmod xen_ptswap if it is loaded
@@ -11,7 +11,12 @@
 #   sync      modprobe xen_ptswap mode=sync
 #   noswap    modprobe xen_ptswap mode=noswap (the stock-Xen mode: also
 #             on a Xen without MMU_PT_UPDATE_SWAP)
-# The verdicts must be the same in all four.
+#   builtin   no module: the upstream form's built-in batched clear
+#             (test/linux-upstream/), switched on through
+#             /sys/module/xen/parameters/batched_pte_clear; its counters
+#             are /sys/kernel/debug/xen_pv_mmu/pte_clear_stats, and the
+#             stress phase flips the switch instead of reloading a module
+# The verdicts must be the same in all of them.
 #
 # What it does: builds test/correctness/*.c (see build(): in the lab the
 # host has built them already), runs each
@@ -61,11 +66,16 @@ WORK=/tmp/xps-correctness-work
 cfg=${1:-${XPS_CORRECTNESS_CONFIG:-}}
 
 case $cfg in
-unloaded|batched|sync|noswap) ;;
+unloaded|batched|sync|noswap|builtin) ;;
 *)
-	echo "usage: $0 unloaded|batched|sync|noswap (or XPS_CORRECTNESS_CONFIG)" >&2
+	echo "usage: $0 unloaded|batched|sync|noswap|builtin (or XPS_CORRECTNESS_CONFIG)" >&2
 	exit 2 ;;
 esac
+# The upstream form's switch and counters (builtin).
+KNOB=/sys/module/xen/parameters/batched_pte_clear
+[ "$cfg" = builtin ] && STATS=/sys/kernel/debug/xen_pv_mmu/pte_clear_stats
+# knob_write Y|N: write the switch; its error message on stdout, status 1.
+knob_write() { { echo "$1" >"$KNOB"; } 2>&1; }
 [ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }
 
 # ------------------------------------------------------------- the module
@@ -81,6 +91,12 @@ module_configure() {
 		out=$(rmmod xen_ptswap 2>&1) || { echo "rmmod xen_ptswap failed: $out"; return 1; }
 	fi
 	[ "$cfg" = unloaded ] && return 0
+	if [ "$cfg" = builtin ]; then
+		[ -e "$KNOB" ] || { echo "no $KNOB: not a kernel of the upstream form (test/linux-upstream/)"; return 1; }
+		out=$(knob_write Y) || { echo "writing Y to $KNOB failed (Xen without XENFEAT_mmu_pt_update_swap?): $out"; return 1; }
+		[ "$(cat "$KNOB")" = Y ] || { echo "$KNOB reads '$(cat "$KNOB")' after writing Y"; return 1; }
+		return 0
+	fi
 	# shellcheck disable=SC2046
 	out=$(modprobe xen_ptswap $(module_args) 2>&1) || {
 		echo "modprobe xen_ptswap $(module_args) failed (module not built or not installed?): $out; kernel log: $(dmesg | grep -i xen_ptswap | tail -n 1)"
@@ -93,14 +109,16 @@ module_configure() {
 }
 
 check_counters() {
-	counters_check module-counters || return
+	local who=module
+	[ "$cfg" = builtin ] && who=builtin
+	counters_check "$who-counters" "" "$who" || return
 	local deferred=${SV[deferred]} swapped=${SV[swapped]}
 	case $cfg in
-	batched)
+	batched|builtin)
 		if [ "$deferred" -gt 0 ] && [ "$swapped" -gt 0 ]; then
-			pass module-batched-both-paths
+			pass $who-batched-both-paths
 		else
-			fail module-batched-both-paths "deferred=$deferred swapped=$swapped: the programs should exercise both"
+			fail $who-batched-both-paths "deferred=$deferred swapped=$swapped: the programs should exercise both"
 		fi ;;
 	sync)
 		if [ "$deferred" = 0 ] && [ "$swapped" -gt 0 ]; then
@@ -271,7 +289,21 @@ stress() {
 		return
 	fi
 	rm -f "$stop" "$res"
-	if [ "$cfg" != unloaded ]; then
+	if [ "$cfg" = builtin ]; then
+		# Switch the built-in clear off and on while the stressors run.
+		(
+			cycles=0 errors=0 last=
+			while [ ! -e "$stop" ]; do
+				if ! last=$(knob_write N); then errors=$((errors + 1)); fi
+				sleep 0.3
+				if ! last=$(knob_write Y); then errors=$((errors + 1)); fi
+				cycles=$((cycles + 1))
+				sleep 0.3
+			done
+			echo "$cycles $errors $last" >"$res"
+		) &
+		loop_pid=$!
+	elif [ "$cfg" != unloaded ]; then
 		# Unload and load the module while the stressors run.
 		(
 			cycles=0 errors=0 last=
@@ -305,7 +337,17 @@ stress() {
 	else
 		fail stress-ng-verify "exit status $rc: $(grep -m2 -iE 'fail|error|verif' "$log" | tr '\n' '|')"
 	fi
-	if [ -n "$loop_pid" ]; then
+	if [ -n "$loop_pid" ] && [ "$cfg" = builtin ]; then
+		local cycles errors last
+		read -r cycles errors last <"$res" 2>/dev/null || cycles=0
+		if [ "${cycles:-0}" -gt 0 ] && [ "${errors:-1}" = 0 ]; then
+			pass stress-knob-toggle
+			note "the built-in clear was switched off and on $cycles times during stress-ng"
+		else
+			fail stress-knob-toggle "${cycles:-0} cycles, ${errors:-?} failed writes of $KNOB, last: ${last:-}"
+		fi
+		echo Y >"$KNOB" 2>/dev/null
+	elif [ -n "$loop_pid" ]; then
 		local cycles errors last
 		read -r cycles errors last <"$res" 2>/dev/null || cycles=0
 		if [ "${cycles:-0}" -gt 0 ] && [ "${errors:-1}" = 0 ]; then
@@ -377,6 +419,12 @@ if [ "$cfg" = unloaded ]; then
 		fail module-config-at-end "xen_ptswap is loaded"
 	else
 		pass module-config-at-end
+	fi
+elif [ "$cfg" = builtin ]; then
+	if [ "$(cat "$KNOB" 2>/dev/null)" = Y ] && ! xps_loaded; then
+		pass module-config-at-end
+	else
+		fail module-config-at-end "$KNOB reads '$(cat "$KNOB" 2>/dev/null)', module loaded: $(xps_loaded && echo yes || echo no)"
 	fi
 elif [ "$(cat /sys/module/xen_ptswap/parameters/mode 2>/dev/null)" = "$cfg" ]; then
 	pass module-config-at-end

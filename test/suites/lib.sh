@@ -102,14 +102,15 @@ stats_settle() {
 	return 1
 }
 
-# counters_check CHECK [PREFIX]: the module's counters after a workload
-# ran with it loaded: PASS CHECK when some clear went through the op
-# (calls > 0), no hypercall failed and none fell back; their line as a
-# "# PREFIXmodule counters: ..." note.  Returns 1 (after a FAIL) if
+# counters_check CHECK [PREFIX [WHO]]: the batched clear's counters ($STATS)
+# after a workload ran with it on (WHO: "module", the default, or
+# "builtin", the upstream form's): PASS CHECK when some clear went through
+# the op (calls > 0), no hypercall failed and none fell back; their line
+# as a "# PREFIXWHO counters: ..." note.  Returns 1 (after a FAIL) if
 # $STATS cannot be read or never adds up, else 0 with the counters in SV
 # for the caller's own checks.
 counters_check() {
-	local check=$1 prefix=${2:-}
+	local check=$1 prefix=${2:-} who=${3:-module}
 	if [ ! -r "$STATS" ]; then
 		fail "$check" "cannot run because $STATS is missing (debugfs not mounted?)"
 		return 1
@@ -118,7 +119,7 @@ counters_check() {
 		fail "$check" "cannot parse $STATS, or its counters never add up: $(tr '\n' ' ' <"$STATS")"
 		return 1
 	fi
-	note "${prefix}module counters: $(tr '\n' ' ' <"$STATS")"
+	note "${prefix}$who counters: $(tr '\n' ' ' <"$STATS")"
 	if [ "${SV[calls]}" -gt 0 ] && [ "${SV[hcall_errors]}" = 0 ] && [ "${SV[fallbacks]}" = 0 ]; then
 		pass "$check"
 	else
