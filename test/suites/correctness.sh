@@ -289,29 +289,23 @@ stress() {
 		return
 	fi
 	rm -f "$stop" "$res"
-	if [ "$cfg" = builtin ]; then
-		# Switch the built-in clear off and on while the stressors run.
+	if [ "$cfg" != unloaded ]; then
+		# While the stressors run: switch the built-in clear off and on
+		# (builtin), or unload and load the module (the others).
+		if [ "$cfg" = builtin ]; then
+			stress_off() { knob_write N; }
+			stress_on() { knob_write Y; }
+		else
+			stress_off() { rmmod xen_ptswap 2>&1; }
+			# shellcheck disable=SC2046
+			stress_on() { modprobe xen_ptswap $(module_args) 2>&1; }
+		fi
 		(
 			cycles=0 errors=0 last=
 			while [ ! -e "$stop" ]; do
-				if ! last=$(knob_write N); then errors=$((errors + 1)); fi
+				if ! last=$(stress_off); then errors=$((errors + 1)); fi
 				sleep 0.3
-				if ! last=$(knob_write Y); then errors=$((errors + 1)); fi
-				cycles=$((cycles + 1))
-				sleep 0.3
-			done
-			echo "$cycles $errors $last" >"$res"
-		) &
-		loop_pid=$!
-	elif [ "$cfg" != unloaded ]; then
-		# Unload and load the module while the stressors run.
-		(
-			cycles=0 errors=0 last=
-			while [ ! -e "$stop" ]; do
-				if ! last=$(rmmod xen_ptswap 2>&1); then errors=$((errors + 1)); fi
-				sleep 0.3
-				# shellcheck disable=SC2046
-				if ! last=$(modprobe xen_ptswap $(module_args) 2>&1); then errors=$((errors + 1)); fi
+				if ! last=$(stress_on); then errors=$((errors + 1)); fi
 				cycles=$((cycles + 1))
 				sleep 0.3
 			done
@@ -337,26 +331,27 @@ stress() {
 	else
 		fail stress-ng-verify "exit status $rc: $(grep -m2 -iE 'fail|error|verif' "$log" | tr '\n' '|')"
 	fi
-	if [ -n "$loop_pid" ] && [ "$cfg" = builtin ]; then
-		local cycles errors last
+	if [ -n "$loop_pid" ]; then
+		# What the loop beside stress-ng did: flip the built-in clear's
+		# switch (builtin) or unload and load the module (the others).
+		local cycles errors last check did what
+		if [ "$cfg" = builtin ]; then
+			check=stress-knob-toggle did="the built-in clear was switched off and on"
+			what="failed writes of $KNOB"
+		else
+			check=stress-module-reload did="the module was unloaded and loaded"
+			what="rmmod/modprobe failures"
+		fi
 		read -r cycles errors last <"$res" 2>/dev/null || cycles=0
 		if [ "${cycles:-0}" -gt 0 ] && [ "${errors:-1}" = 0 ]; then
-			pass stress-knob-toggle
-			note "the built-in clear was switched off and on $cycles times during stress-ng"
+			pass "$check"
+			note "$did $cycles times during stress-ng"
 		else
-			fail stress-knob-toggle "${cycles:-0} cycles, ${errors:-?} failed writes of $KNOB, last: ${last:-}"
+			fail "$check" "${cycles:-0} cycles, ${errors:-?} $what, last: ${last:-}"
 		fi
-		echo Y >"$KNOB" 2>/dev/null
-	elif [ -n "$loop_pid" ]; then
-		local cycles errors last
-		read -r cycles errors last <"$res" 2>/dev/null || cycles=0
-		if [ "${cycles:-0}" -gt 0 ] && [ "${errors:-1}" = 0 ]; then
-			pass stress-module-reload
-			note "the module was unloaded and loaded $cycles times during stress-ng"
-		else
-			fail stress-module-reload "${cycles:-0} cycles, ${errors:-?} rmmod/modprobe failures, last: ${last:-}"
-		fi
-		if ! xps_loaded; then
+		if [ "$cfg" = builtin ]; then
+			echo Y >"$KNOB" 2>/dev/null
+		elif ! xps_loaded; then
 			# shellcheck disable=SC2046
 			modprobe xen_ptswap $(module_args) >/dev/null 2>&1
 		fi
