@@ -72,8 +72,8 @@ unloaded|batched|sync|noswap|builtin) ;;
 	exit 2 ;;
 esac
 # The upstream form's switch and counters (builtin).
-KNOB=/sys/module/xen/parameters/batched_pte_clear
-[ "$cfg" = builtin ] && STATS=/sys/kernel/debug/xen_pv_mmu/pte_clear_stats
+KNOB=$BUILTIN_KNOB
+[ "$cfg" = builtin ] && STATS=$BUILTIN_STATS
 # knob_write Y|N: write the switch; its error message on stdout, status 1.
 knob_write() { { echo "$1" >"$KNOB"; } 2>&1; }
 [ "$(id -u)" = 0 ] || { fail setup "cannot run because the suite needs root"; finish; }

@@ -12,6 +12,13 @@
 passed=0
 failed=0
 STATS=/sys/kernel/debug/xen_ptswap/stats
+# The upstream form's built-in clear (test/linux-upstream/): its switch
+# (Y or N) and its counters, with the module's names (read by the suites
+# that source this file).
+# shellcheck disable=SC2034
+BUILTIN_KNOB=/sys/module/xen/parameters/batched_pte_clear
+# shellcheck disable=SC2034
+BUILTIN_STATS=/sys/kernel/debug/xen_pv_mmu/pte_clear_stats
 # Kernel log lines that fail a suite (test/check's serial-log scan and
 # correctness.sh's BAD_LOG, plus what lockdep, DEBUG_ATOMIC_SLEEP and
 # the scheduler print).

@@ -48,8 +48,8 @@ REPO=$(cd "$SUITES/../.." && pwd)
 WORK=/tmp/xps-upstream
 # shellcheck source=test/suites/lib.sh
 . "$SUITES/lib.sh"
-KNOB=/sys/module/xen/parameters/batched_pte_clear
-STATS=/sys/kernel/debug/xen_pv_mmu/pte_clear_stats
+KNOB=$BUILTIN_KNOB
+STATS=$BUILTIN_STATS
 XENFEAT_mmu_pt_update_swap=21
 
 boot_line=$(dmesg 2>/dev/null | grep -m1 'zapped PTEs are cleared with MMU_PT_UPDATE_SWAP')
