@@ -7,7 +7,9 @@
  * xchg of ptep_get_and_clear() traps and Xen emulates it, once per PTE
  * that zap_pte_range() clears.  This version avoids that trap on a
  * pinned page table: it either queues the clear into the lazy MMU
- * multicall (when defer.h allows it) or asks Xen to exchange the entry
+ * multicall (when defer.h allows it, with the kernel's
+ * xen_queue_pte_clear(), which issues it again should Xen refuse its
+ * batch) or asks Xen to exchange the entry
  * with one MMU_PT_UPDATE_SWAP.  Two paths still trap: the native xchg
  * after a swap that failed having changed nothing, and mode "noswap",
  * for a Xen without that sub-op, which queues the same clears and leaves
@@ -148,17 +150,18 @@ static pte_t xps_lost_old(pte_t pte, int err)
  * Whether Xen has refused a page table update since boot
  * (xen_mmu_failures(), test/linux-patch/ 0003): a failed multicall batch,
  * whose mmu_update Xen stopped at the failed request, or a failed
- * immediate set_pte().  Clears handed to set_pte() may then have stayed
- * undone while their callers freed the pages: from then on hand it
- * nothing.  The kernel's warning has tainted it already; say once per
- * load what it means for this module.
+ * immediate set_pte().  The kernel issued the queued clears of such a
+ * batch again (xps_queue_clear()), but a Xen that refuses updates is not
+ * one to keep batching on: from then on queue nothing.  The kernel's
+ * warning has tainted it already; say once per load what it means for
+ * this module.
  */
 static bool xps_mmu_failed(void)
 {
 	if (!xps_mmu_failures())
 		return false;
 	xps_count(XPS_STAT_SYNC_AFTER_FAILURE);
-	pr_crit_once("Xen refused a page table update (the kernel warned in xen_mc_flush() or __xen_set_pte()): PTE clears handed to set_pte() may have been left undone while their pages were freed; clearing synchronously from now on\n");
+	pr_crit_once("Xen refused a page table update (the kernel warned in xen_mc_flush() or __xen_set_pte()): clearing synchronously from now on\n");
 	return true;
 }
 
@@ -179,13 +182,15 @@ static bool xps_mmu_failed(void)
  *    own queued write would be stale).  The pointer is compared before
  *    the read: a task that migrates between the two has had its queue
  *    issued on the way.  A none entry is returned as is.
- * 3. In modes "batched" and "noswap", if xps_can_defer() allows it and
- *    Xen has refused no page table update since boot (xps_mmu_failed()),
- *    set_pte(ptep, 0): xen_set_pte() queues it into the lazy MMU
- *    multicall (issued in order, before the TLB flush and before pages
- *    are freed), or issues one mmu_update at once outside lazy MMU
- *    mode.  Return the value read; only its A bit may differ from what
- *    a native xchg returns.
+ * 3. In modes "batched" and "noswap", if xps_can_defer() allows it, Xen
+ *    has refused no page table update since boot (xps_mmu_failed()) and
+ *    the CPU is in lazy MMU mode, queue the clear into the lazy MMU
+ *    multicall with xps_queue_clear() (issued in order, before the TLB
+ *    flush and before pages are freed; if Xen refuses any request of
+ *    that batch, the kernel issues the clear again before it returns
+ *    from the flush).  Return the value read; only its A bit may differ
+ *    from what a native xchg returns.  Outside lazy MMU mode nothing is
+ *    queued: go on to 4.
  * 4. Otherwise flush the queued updates so that they land before this
  *    one.  In mode "noswap" (a Xen without the sub-op) clear the entry
  *    with the native xchg, which Xen traps and emulates: exact, as
@@ -224,7 +229,8 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	case XPS_CLEAR_DEFER:
 		if (unlikely(xps_mmu_failed()))
 			break;
-		set_pte(ptep, native_make_pte(0));
+		if (!xps_queue_clear(ptep, pte))
+			break;
 		this_cpu_write(xps_last_queued, ptep);
 		xps_count(XPS_STAT_DEFERRED);
 		return pte;

@@ -3,7 +3,7 @@
  * defer.h - when may a PTE clear be queued instead of done at once?
  *
  * Header-only so that the KUnit suite (module/tests/) tests the very code
- * the module runs.  Xen PV queues set_pte() updates in lazy MMU mode into
+ * the module runs.  Xen PV queues page table updates in lazy MMU mode into
  * one multicall, issued in order when the mode ends, before the TLB flush
  * and before any page is freed.  A queued clear lands later than a native
  * xchg would, and until then the CPU may still set the Accessed and Dirty
@@ -39,7 +39,8 @@
 /**
  * enum xps_clear - what xps_ptep_get_and_clear() does with an entry
  * @XPS_CLEAR_NONE: the entry is already none: nothing to write
- * @XPS_CLEAR_DEFER: queue set_pte(ptep, 0) and return the value read
+ * @XPS_CLEAR_DEFER: queue the clear (xps_queue_clear()) and return the
+ *	value read
  * @XPS_CLEAR_SWAP: flush the queue, one synchronous MMU_PT_UPDATE_SWAP
  */
 enum xps_clear {

@@ -57,8 +57,8 @@ static const struct kernel_param_ops xps_mode_ops = {
  * Module parameter "mode", a string, set at load time only (0444 in
  * /sys/module/xen_ptswap/parameters/mode):
  *  - "batched" (default): a clear that the deferral rule allows (entry
- *    not present, not writable, dirty or special) is queued with
- *    set_pte() into the lazy MMU multicall; any other clear is one
+ *    not present, dirty or special: defer.h) is queued into the lazy MMU
+ *    multicall when the CPU is in lazy MMU mode; any other clear is one
  *    synchronous MMU_PT_UPDATE_SWAP;
  *  - "sync": every clear of a pinned, non-none entry is one synchronous
  *    MMU_PT_UPDATE_SWAP, for A/B comparisons of the two strategies;
@@ -92,13 +92,13 @@ static int __init xps_check(void)
 		return -ENODEV;
 	}
 	if (!XPS_HAVE_HOOK) {
-		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear() and xen_mmu_failures(): apply the series for its version (test/linux-patch/VERSION/) to the kernel, boot it and rebuild this module against it\n");
+		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(), xen_mmu_failures() and xen_queue_pte_clear(): apply the whole series for its version (test/linux-patch/VERSION/) to the kernel, boot it and rebuild this module against it\n");
 		return -EOPNOTSUPP;
 	}
-	/* Queued clears are not safe once Xen refused an update (clear.c). */
+	/* Queue nothing on a Xen that has refused an update (clear.c). */
 	refused = xps_mmu_failures();
 	if (xps_mode != XPS_MODE_SYNC && refused) {
-		pr_err("Xen refused %lu page table update(s) since boot (the kernel warned in xen_mc_flush() or __xen_set_pte()): mode=%s would hand PTE clears to set_pte(), which a refused update leaves undone; reboot, or load with mode=sync\n",
+		pr_err("Xen refused %lu page table update(s) since boot (the kernel warned in xen_mc_flush() or __xen_set_pte()): mode=%s would queue PTE clears on a Xen that refuses updates; reboot, or load with mode=sync\n",
 		       refused, xps_mode_names[xps_mode]);
 		return -EIO;
 	}

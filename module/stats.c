@@ -41,6 +41,7 @@ static int xps_stats_show(struct seq_file *m, void *unused)
 		seq_printf(m, "%s %llu\n", xps_stat_names[stat], sum);
 	}
 	seq_printf(m, "mmu_failures %lu\n", xps_mmu_failures());
+	seq_printf(m, "clears_redone %lu\n", xps_mmu_clears_redone());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xps_stats);
@@ -52,7 +53,8 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
  * over all CPUs of the events since the module was loaded (counters start
  * at zero at every load): calls (calls of the module's
  * ptep_get_and_clear), unpinned (native xchg, page table not pinned),
- * none (entry already none), deferred (clear queued through set_pte),
+ * none (entry already none), deferred (clear queued in the lazy MMU
+ * multicall with xen_queue_pte_clear()),
  * swapped (synchronous MMU_PT_UPDATE_SWAP), hcall_errors (failed
  * MMU_PT_UPDATE_SWAP), fallbacks (native xchg after such a failure that
  * changed nothing), lost_old (such a failure after Xen had cleared the
@@ -63,12 +65,14 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
  * repeated after issuing the queue: an event within a call, expected to
  * stay 0), sync_after_failure (calls whose clear the deferral rule allowed
  * to queue, done at once because Xen had refused a page table update: an
- * event within a call, 0 unless one was refused).  A last line,
- * mmu_failures, is not the module's: the kernel's count of page table
- * updates Xen refused since boot (failed multicall batches and failed
+ * event within a call, 0 unless one was refused).  The last two lines
+ * are not the module's but the kernel's, since boot: mmu_failures, the
+ * page table updates Xen refused (failed multicall batches and failed
  * immediate set_pte()s: xen_mmu_failures(), test/linux-patch/ 0003),
- * which is 0 unless something went badly wrong; while it is not 0 the
- * module queues no clear.  At rest
+ * which is 0 unless something went badly wrong (while it is not 0 the
+ * module queues no clear); clears_redone, the queued clears such a
+ * refused batch left undone, which the kernel then issued again one by
+ * one (xen_mmu_clears_redone(), the series' last patch).  At rest
  * calls = unpinned + none + deferred + swapped + fallbacks + native and
  * hcall_errors = fallbacks + lost_old.
  *

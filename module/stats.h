@@ -17,8 +17,8 @@
  * @XPS_STAT_CALLS: calls of xps_ptep_get_and_clear()
  * @XPS_STAT_UNPINNED: native xchg on a page table that is not pinned
  * @XPS_STAT_NONE: entry already none, nothing written
- * @XPS_STAT_DEFERRED: clear queued with set_pte() (lazy MMU multicall or
- *	an immediate mmu_update outside lazy MMU mode)
+ * @XPS_STAT_DEFERRED: clear queued in the lazy MMU multicall
+ *	(xps_queue_clear())
  * @XPS_STAT_SWAPPED: synchronous MMU_PT_UPDATE_SWAP that succeeded
  * @XPS_STAT_HCALL_ERRORS: MMU_PT_UPDATE_SWAP that failed
  * @XPS_STAT_FALLBACKS: native xchg after a failed MMU_PT_UPDATE_SWAP

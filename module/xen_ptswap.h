@@ -19,8 +19,9 @@ struct dentry;
 struct mm_struct;
 
 /*
- * Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear and
- * the interface of test/linux-patch/VERSION/0003 (<asm/xen/ptep.h>).
+ * Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear,
+ * the interface of test/linux-patch/VERSION/0003 and the checked queue of
+ * the series' last patch (<asm/xen/ptep.h>).
  */
 #ifdef XEN_PTSWAP_HAVE_HOOK
 #include <asm/xen/ptep.h>
@@ -37,12 +38,52 @@ static inline unsigned long xps_mmu_failures(void)
 {
 	return xen_mmu_failures();
 }
+
+/**
+ * xps_mmu_clears_redone() - queued clears issued again after a refusal
+ *
+ * Return: xen_mmu_clears_redone(), the kernel's count of the clears
+ * queued with xps_queue_clear() that a refused multicall batch left
+ * undone and xen_mc_flush() issued again; 0 without the hook.
+ */
+static inline unsigned long xps_mmu_clears_redone(void)
+{
+	return xen_mmu_clears_redone();
+}
+
+/**
+ * xps_queue_clear() - queue a PTE clear that a refused batch issues again
+ * @ptep: the entry, in a pinned page table (page table lock held)
+ * @old: the entry as read, which the caller returns as replaced
+ *
+ * xen_queue_pte_clear() (the series' last patch): in lazy MMU mode,
+ * queues the clear in the multicall and remembers @ptep and @old until the
+ * batch is issued; if Xen refuses a request of that batch, xen_mc_flush()
+ * clears the entry again before anybody frees its page, and panics if
+ * Xen refuses that too.
+ *
+ * Return: true if queued; false outside lazy MMU mode, nothing done.
+ */
+static inline bool xps_queue_clear(pte_t *ptep, pte_t old)
+{
+	return xen_queue_pte_clear(ptep, old);
+}
 #else
 #define XPS_HAVE_HOOK	false
 
 static inline unsigned long xps_mmu_failures(void)
 {
 	return 0;
+}
+
+static inline unsigned long xps_mmu_clears_redone(void)
+{
+	return 0;
+}
+
+static inline bool xps_queue_clear(pte_t *ptep, pte_t old)
+{
+	return false;
 }
 #endif
 

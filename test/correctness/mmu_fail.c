@@ -1,31 +1,38 @@
 // SPDX-License-Identifier: MIT
 /*
  * mmu_fail - page table updates that Xen refuses: a zap whose lazy MMU
- * multicall batch fails, and a copy-on-write fault whose immediate
- * set_pte() fails.  The data each keeps and releases is still right;
- * test/suites/fail-inject.sh checks the counters (the module queues no
- * clear after the first, the kernel counts both).
+ * multicall batch fails at its first clear, and a copy-on-write fault
+ * whose immediate set_pte() fails.  The data each keeps and releases is
+ * still right; test/suites/fail-inject.sh checks the counters (the kernel
+ * issued the undone clears again and counts both refusals, the module
+ * queues no clear after the first).
  *
- * Needs the lab's debug kernel: its test-only fault attribute
- * fail_xen_mmu_update (test/lab/linux-test-patch/VERSION/0003-*.patch) makes
- * Xen refuse one more mmu_update, issued after the real ones, in a batch
- * or an immediate update it picks.  The suite sets it to pick only tasks
- * marked in /proc/<pid>/make-it-fail (task-filter Y), probability 100,
- * times 0; this program sets times to 1 and marks itself around one
- * operation at a time.
+ * Needs the lab's debug kernel and its test-only fault attributes
+ * (test/lab/linux-test-patch/VERSION/0003-*.patch): fail_xen_mmu_clear makes
+ * Xen refuse the first request of a batch whose first mmu_update starts
+ * with a PTE clear, which leaves the rest of that call undone;
+ * fail_xen_mmu_update makes it refuse one more mmu_update, issued after
+ * the real ones, in an immediate update it picks.  The suite sets both to
+ * pick only tasks marked in /proc/<pid>/make-it-fail (task-filter Y),
+ * probability 100, times 0; this program sets times to 1 and marks itself
+ * around one operation at a time.
  *
  * Checks:
  *  mmu-fail-zap   8 MiB of private anonymous memory filled (dirty entries:
  *                 clears the module queues), marked, MADV_DONTNEED of
- *                 the middle half: times went from 1 to 0 (a batch of
- *                 this madvise() was refused); released pages read as
- *                 zero, the others keep their data
+ *                 the middle half with fail_xen_mmu_clear armed: times
+ *                 went from 1 to 0 (a batch of this madvise() was
+ *                 refused); no released page is present in
+ *                 /proc/self/pagemap (a clear left undone would keep its
+ *                 freed page mapped); released pages read as zero, the
+ *                 others keep their data
  *  mmu-fail-after the same unmarked, 4 rounds: the same contents
  *  mmu-fail-cow   the memory filled again, a child forked, one page
  *                 written while marked (a copy-on-write fault, whose
  *                 set_pte()s are immediate): times went from 1 to 0; the
  *                 parent reads its new data, the child the old
- * Usage: mmu_fail [ATTR_DIR] (default /sys/kernel/debug/fail_xen_mmu_update).
+ * Usage: mmu_fail [UPDATE_DIR [CLEAR_DIR]] (defaults
+ * /sys/kernel/debug/fail_xen_mmu_update and .../fail_xen_mmu_clear).
  * Exit status 0 if every check passed.
  */
 #include "xps_check.h"
@@ -37,10 +44,11 @@
 #define LEN (8 * MIB)
 #define ROUNDS 4
 
-static const char *attr_dir = "/sys/kernel/debug/fail_xen_mmu_update";
+static const char *update_dir = "/sys/kernel/debug/fail_xen_mmu_update";
+static const char *clear_dir = "/sys/kernel/debug/fail_xen_mmu_clear";
 
-/* Write @val to the attribute's "times"; 0 on success. */
-static int set_times(long val)
+/* Write @val to the "times" of the attribute in @attr_dir; 0 on success. */
+static int set_times(const char *attr_dir, long val)
 {
 	char path[256], buf[32];
 	int fd, n, ok;
@@ -55,8 +63,8 @@ static int set_times(long val)
 	return ok ? 0 : -1;
 }
 
-/* The attribute's "times" (failures left), or -1000 if unreadable. */
-static long times_left(void)
+/* The "times" of the attribute in @attr_dir, or -1000 if unreadable. */
+static long times_left(const char *attr_dir)
 {
 	char path[256], buf[32];
 	long v = -1000;
@@ -89,38 +97,62 @@ static void make_it_fail(struct xps_check *c, int on)
 	close(fd);
 }
 
-/* Arm one failure and mark this task. */
-static void arm(struct xps_check *c)
+/* Arm one failure of the attribute in @attr_dir and mark this task. */
+static void arm(struct xps_check *c, const char *attr_dir)
 {
-	if (set_times(1))
+	if (set_times(attr_dir, 1))
 		XPS_DIE(c, "cannot write 1 to %s/times: %s", attr_dir, strerror(errno));
 	make_it_fail(c, 1);
 }
 
 /* Unmark this task and check that the one failure was taken. */
-static void disarm(struct xps_check *c, const char *what)
+static void disarm(struct xps_check *c, const char *attr_dir, const char *what)
 {
 	long left;
 
 	make_it_fail(c, 0);
-	left = times_left();
+	left = times_left(attr_dir);
 	if (left != 0)
 		xps_bad(c, "%s: %s/times is %ld after it (want 0: the armed failure was not taken)",
 			what, attr_dir, left);
-	set_times(0);
+	set_times(attr_dir, 0);
+}
+
+/* How many pages of [@p, @p+@len) /proc/self/pagemap shows present. */
+static size_t present_pages(struct xps_check *c, void *p, size_t len)
+{
+	size_t psz = xps_page_size(), n = len / psz, present = 0;
+	uint64_t e;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		XPS_DIE(c, "open /proc/self/pagemap: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++) {
+		off_t off = ((uintptr_t)p / psz + i) * sizeof(e);
+
+		if (pread(fd, &e, sizeof(e), off) != sizeof(e))
+			XPS_DIE(c, "read /proc/self/pagemap: %s", strerror(errno));
+		present += e >> 63;
+	}
+	close(fd);
+	return present;
 }
 
 /* Fill, release the middle half, check; round @r. */
 static void zap_round(struct xps_check *c, unsigned char *p, uint64_t r, int marked)
 {
-	size_t q = LEN / 4, qp = q / xps_page_size();
+	size_t q = LEN / 4, qp = q / xps_page_size(), left;
 
 	xps_fill(p, LEN, 40 + r, 0);
 	if (marked)
-		arm(c);
+		arm(c, clear_dir);
 	xps_madvise(c, p + q, 2 * q, MADV_DONTNEED, "MADV_DONTNEED");
 	if (marked)
-		disarm(c, "the marked madvise()");
+		disarm(c, clear_dir, "the marked madvise()");
+	left = present_pages(c, p + q, 2 * q);
+	if (left)
+		xps_bad(c, "round %llu: %zu of %zu released pages present in pagemap (clears undone)",
+			(unsigned long long)r, left, 2 * qp);
 	xps_expect(c, "kept first quarter", p, q, 40 + r, 0);
 	xps_expect(c, "kept last quarter", p + 3 * q, q, 40 + r, 3 * qp);
 	if (!xps_is_zero(p + q, 2 * q))
@@ -151,9 +183,9 @@ static void cow(struct xps_check *c, unsigned char *p)
 		_exit(xps_cmp(p, LEN, 60, 0) < 0 ? 0 : 1);
 	}
 	close(go[0]);
-	arm(c);
+	arm(c, update_dir);
 	xps_fill(p + psz, psz, 61, wpp);
-	disarm(c, "the marked copy-on-write");
+	disarm(c, update_dir, "the marked copy-on-write");
 	if (write(go[1], "g", 1) != 1)
 		xps_bad(c, "cannot wake the child: %s", strerror(errno));
 	close(go[1]);
@@ -172,7 +204,9 @@ int main(int argc, char **argv)
 	unsigned char *p;
 
 	if (argc > 1)
-		attr_dir = argv[1];
+		update_dir = argv[1];
+	if (argc > 2)
+		clear_dir = argv[2];
 	signal(SIGPIPE, SIG_IGN);
 	xps_begin(&c, "mmu-fail-zap");
 	p = xps_map(&c, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);

@@ -31,9 +31,12 @@
 # Bad page, Bad rss-counter or failed multicall in the kernel log; at the
 # end Xen's console ring has no L1 validation error or crash.
 # Last, page table updates that Xen refuses (mmu_phase): the debug
-# kernel's test-only fail_xen_mmu_update fails one lazy MMU multicall
-# batch of a zap that queued clears, then one immediate set_pte(); the
-# kernel must warn, taint and count both, the module must queue no clear
+# kernel's test-only fail_xen_mmu_clear has Xen refuse the first clear of
+# a lazy MMU multicall batch of a zap that queued clears, which leaves the
+# rest of that mmu_update undone, then fail_xen_mmu_update fails one
+# immediate set_pte(); the kernel must issue the undone clears again (no
+# released page stays mapped, counter clears_redone, one "re-issued" line),
+# warn, taint and count both refusals, the module must queue no clear
 # after the first (counter sync_after_failure) and say so once, and refuse
 # a new load in batched and noswap mode (sync loads).
 #
@@ -61,6 +64,8 @@ ROUNDS=${XPS_RACE_ROUNDS:-16}
 WARN_RE='xen_ptswap: MMU_PT_UPDATE_SWAP failed'
 LOST_RE='xen_ptswap: MMU_PT_UPDATE_SWAP cleared an entry but failed to return it'
 MMU_DIR=/sys/kernel/debug/fail_xen_mmu_update
+MMU_CLEAR_DIR=/sys/kernel/debug/fail_xen_mmu_clear
+REDO_RE='re-issued [0-9]+ of [0-9]+ queued PTE clears'
 MMU_RE='xen_ptswap: Xen refused a page table update'
 ext4_dir=$WORK/ext4
 loopdev=
@@ -323,22 +328,25 @@ load_checks() {
 
 # mmu_phase: page table updates that Xen refuses, the last phase of the
 # boot (what it leaves, refused updates counted since boot, lasts until a
-# reboot).  The debug kernel's test-only fault attribute
-# fail_xen_mmu_update (test/lab/linux-test-patch/VERSION/0003-*.patch) has Xen
-# refuse one more mmu_update, issued after the real ones, in a multicall
-# batch or an immediate set_pte() it picks; xen_mc_flush() and
-# __xen_set_pte() warn (tainting the kernel) and count it in
-# xen_mmu_failures() (the series' 0003).  mmu_fail has one batch of a zap
-# that queued clears refused, then one immediate update of a copy-on-write
-# fault.  The module, loaded batched, must queue no clear after the first
-# and say so once; a new load must refuse batched and noswap and accept
-# sync.
+# reboot).  The debug kernel's test-only fault attributes
+# (test/lab/linux-test-patch/VERSION/0003-*.patch): fail_xen_mmu_clear has
+# Xen refuse the first request of a batch whose first mmu_update starts
+# with a clear, leaving the rest of that call undone; fail_xen_mmu_update
+# has it refuse one more mmu_update, issued after the real one, in an
+# immediate set_pte() it picks.  xen_mc_flush() and __xen_set_pte() warn
+# (tainting the kernel) and count them in xen_mmu_failures() (the series'
+# 0003); xen_mc_flush() issues the batch's undone clears again
+# (xen_mmu_clears_redone(), the series' last patch).  mmu_fail has one
+# batch of a zap that queued clears refused, then one immediate update
+# of a copy-on-write fault.  The module, loaded batched, must queue no
+# clear after the first and say so once; a new load must refuse batched
+# and noswap and accept sync.
 mmu_phase() {
 	local tag=mmu t0=$SECONDS out n taint0 taint
 	KLOG=$WORK/klog.$tag
 	: >"$KLOG"
-	if [ ! -d "$MMU_DIR" ]; then
-		fail "$tag-attribute" "cannot run because $MMU_DIR does not exist: the kernel lacks the lab's test-only fail_xen_mmu_update patch (test/lab/run --kernel debug has it)"
+	if [ ! -d "$MMU_DIR" ] || [ ! -d "$MMU_CLEAR_DIR" ]; then
+		fail "$tag-attribute" "cannot run because $MMU_DIR or $MMU_CLEAR_DIR does not exist: the kernel lacks the lab's test-only fail_xen_mmu_update patch (test/lab/run --kernel debug has it)"
 		return
 	fi
 	xps_loaded && rmmod xen_ptswap
@@ -356,17 +364,20 @@ mmu_phase() {
 		return
 	fi
 	local -A B
-	for n in deferred swapped sync_after_failure; do B[$n]=${SV[$n]:-0}; done
+	for n in deferred swapped sync_after_failure clears_redone; do B[$n]=${SV[$n]:-0}; done
 	# Marked tasks only, silent (the kernel's warnings say enough), and
 	# no failure left (times 0) until mmu_fail arms one; probability last,
 	# so that no other task can take one meanwhile.
-	if ! attr_write "$MMU_DIR" task-filter:Y verbose:0 space:0 interval:1 stacktrace-depth:0 times:0 probability:100; then
-		fail "$tag-set-attribute" "could not set $MMU_DIR (the note above says which file)"
-		return
-	fi
-	note "$tag: fail_xen_mmu_update armed: probability 100 %, marked tasks only, times set by mmu_fail"
-	run_prog "$tag" mmu_fail "$BIN/mmu_fail" "$MMU_DIR"
+	for n in "$MMU_DIR" "$MMU_CLEAR_DIR"; do
+		if ! attr_write "$n" task-filter:Y verbose:0 space:0 interval:1 stacktrace-depth:0 times:0 probability:100; then
+			fail "$tag-set-attribute" "could not set $n (the note above says which file)"
+			return
+		fi
+	done
+	note "$tag: fail_xen_mmu_clear and fail_xen_mmu_update armed: probability 100 %, marked tasks only, times set by mmu_fail"
+	run_prog "$tag" mmu_fail "$BIN/mmu_fail" "$MMU_DIR" "$MMU_CLEAR_DIR"
 	echo 0 >"$MMU_DIR/probability" 2>/dev/null
+	echo 0 >"$MMU_CLEAR_DIR/probability" 2>/dev/null
 	stats_settle || { fail "$tag-counters-consistent" "after mmu_fail: $(tr '\n' ' ' <"$STATS")"; return; }
 	pass "$tag-counters-consistent"
 	local d_def=$((SV[deferred] - B[deferred])) d_sync=$((${SV[sync_after_failure]:-0} - B[sync_after_failure]))
@@ -375,6 +386,14 @@ mmu_phase() {
 		pass "$tag-both-refusals-counted"
 	else
 		fail "$tag-both-refusals-counted" "mmu_failures is '${SV[mmu_failures]:-missing}' (want 2: one batch, one immediate update)"
+	fi
+	# The refused batch's clears after its first were undone; the kernel
+	# issued them again.
+	local d_redo=$((${SV[clears_redone]:-0} - B[clears_redone]))
+	if [ "$d_redo" -gt 0 ]; then
+		pass "$tag-undone-clears-redone"
+	else
+		fail "$tag-undone-clears-redone" "clears_redone +$d_redo ('${SV[clears_redone]:-missing}'; want > 0: the kernel issued none of the refused batch's clears again)"
 	fi
 	# The refused batch's own clears were queued before it failed.
 	if [ "$d_def" -gt 0 ] && [ "$d_sync" -gt 0 ]; then
@@ -406,6 +425,12 @@ mmu_phase() {
 	fi
 	note "$tag: $(grep -m1 -A1 'multicall(s) failed' "$KLOG" | sed 's/^\[[^]]*\] //' | tr '\n' '|')"
 	note "$tag: $(grep -m1 'WARNING: .*mmu_pv\.c' "$KLOG" | sed 's/^\[[^]]*\] //')"
+	n=$(grep -cE "$REDO_RE" "$KLOG")
+	if [ "$n" = 1 ]; then
+		pass "$tag-kernel-says-redone"
+	else
+		fail "$tag-kernel-says-redone" "$n '$REDO_RE' lines (want 1, after the refused batch)"
+	fi
 	n=$(grep -c "$MMU_RE" "$KLOG")
 	if [ "$n" = 1 ]; then
 		pass "$tag-module-says-once"
