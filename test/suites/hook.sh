@@ -17,9 +17,10 @@
 #             raw value comes back), S2 (defer: queued in modes
 #             batched and noswap, at once in mode sync), S3 (twice:
 #             S2's entry cleared again in the same lazy section returns
-#             none, not the stale value) and S4 (ro: a read-only, clean
-#             entry is cleared at once in every mode, never queued) on
-#             the caller's
+#             none, not the stale value), S4 (ro: a read-only, clean
+#             entry is cleared at once in every mode, never queued) and
+#             S5 (unlazy: S2's entry outside lazy MMU mode is cleared at
+#             once in every mode) on the caller's
 #             own pinned page table, in all three modes, cross-checked
 #             with the counters (noswap clears S1 with the native xchg).
 #   the kernel log has no WARNING, BUG or Oops at the end.
@@ -318,7 +319,7 @@ check_clear_mode() {
 		rmmod xen_ptswap
 		return
 	fi
-	for sc in swap defer twice ro; do
+	for sc in swap defer twice ro unlazy; do
 		dmesg_mark
 		out=$(python3 "$REPO/test/ktest/$CLEAR/clear_run.py" "$sc" 2>&1)
 		rc=$?

@@ -4,8 +4,9 @@
 
 SCENARIO is "swap" (S1: a writable, clean entry, from a read fault of a
 shared page), "defer" (S2: a writable, dirty entry, the page written) or
-"twice" (S3: S2's entry cleared twice in one lazy MMU section) or "ro"
-(S4: a read-only, clean entry: read fault, then mprotect(PROT_READ)).
+"twice" (S3: S2's entry cleared twice in one lazy MMU section), "ro"
+(S4: a read-only, clean entry: read fault, then mprotect(PROT_READ)) or
+"unlazy" (S5: S2's entry cleared outside lazy MMU mode).
 Maps one shared anonymous (shmem) page, faults it in, and writes
 "ADDR MODE SCENARIO" to /sys/kernel/debug/ptswap_clear_test/run, MODE being
 xen_ptswap's mode parameter; the module checks what the installed
@@ -17,7 +18,8 @@ deferred in modes batched and noswap and swapped in mode sync; never
 unpinned.  For twice, two calls: the first as for defer, the second
 none, and in modes batched and noswap one readback (the op issued its
 own queued clear and read the entry again).  For ro, one call, swapped
-in modes batched and sync, native in mode noswap: never deferred.  Other processes may clear PTEs meanwhile, so a
+in modes batched and sync, native in mode noswap: never deferred; the
+same for unlazy (nothing is queued outside lazy MMU mode).  Other processes may clear PTEs meanwhile, so a
 mismatch of the counters alone is retried, up to 3 attempts.  Afterwards
 the page must still hold its data.  A page the module turns down
 (EAGAIN: __pte() would not translate its frame, so a translated return
@@ -95,8 +97,8 @@ def attempt(scenario, mode):
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ("swap", "defer", "twice", "ro"):
-        print("usage: clear_run.py swap|defer|twice|ro", file=sys.stderr)
+    if len(sys.argv) != 2 or sys.argv[1] not in ("swap", "defer", "twice", "ro", "unlazy"):
+        print("usage: clear_run.py swap|defer|twice|ro|unlazy", file=sys.stderr)
         return 2
     scenario = sys.argv[1]
     try:
@@ -105,7 +107,7 @@ def main():
     except OSError as e:
         print("fail: cannot read %s: %s" % (MODE, e.strerror))
         return 2
-    if scenario in ("swap", "ro"):
+    if scenario in ("swap", "ro", "unlazy"):
         want = {"calls": 1, "native" if mode == "noswap" else "swapped": 1}
     else:
         want = {"calls": 1, "swapped" if mode == "sync" else "deferred": 1}

@@ -36,6 +36,10 @@
  *        fork write-protected: it must be cleared at once in every mode
  *        (swapped, or in mode noswap the native xchg), never queued, since
  *        a CPU with a stale writable TLB entry could set D in it meanwhile.
+ * unlazy: the defer scenario's entry cleared outside lazy MMU mode, as
+ *        rmap's try_to_unmap_one() clears: nothing is queued there, so it
+ *        must be cleared at once in every mode (swapped, or in mode noswap
+ *        the native xchg) and return the old entry.
  * Mode noswap clears the swap scenario's entry with the native xchg
  * instead of the sub-op: the same values must come back (the caller
  * tells the two apart by xen_ptswap's counters).
@@ -68,6 +72,7 @@ enum clear_scenario {
 	CLEAR_DEFER,
 	CLEAR_TWICE,
 	CLEAR_RO,
+	CLEAR_UNLAZY,
 };
 
 /* What one scenario saw, raw machine values, printed after unlocking. */
@@ -193,7 +198,8 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	s->old = native_pte_val(ptep_get(ptep));
 	s->want = sc == CLEAR_SWAP ? s->old | _PAGE_DIRTY : s->old;
 
-	clear_lazy_enter();
+	if (sc != CLEAR_UNLAZY)
+		clear_lazy_enter();
 	if (sc == CLEAR_SWAP) {
 		/* Queued into the lazy MMU multicall, not yet in the entry. */
 		set_pte(ptep, native_make_pte(s->want));
@@ -204,7 +210,8 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	if (sc == CLEAR_TWICE)
 		s->ret2 = native_pte_val(ptep_get_and_clear(mm, addr, ptep));
 	s->inside = native_pte_val(ptep_get(ptep));
-	clear_lazy_leave();
+	if (sc != CLEAR_UNLAZY)
+		clear_lazy_leave();
 	s->after = native_pte_val(ptep_get(ptep));
 
 	/* Put the entry back as it must be, whatever the op returned. */
@@ -217,7 +224,8 @@ static int clear_run(unsigned long addr, const char *mode_name,
 	bool sync = !strcmp(mode_name, "sync");
 	struct mm_struct *mm = current->mm;
 	char mode[24];
-	bool want_dirty = sc == CLEAR_DEFER || sc == CLEAR_TWICE;
+	bool want_dirty = sc == CLEAR_DEFER || sc == CLEAR_TWICE ||
+			  sc == CLEAR_UNLAZY;
 	bool want_write = sc != CLEAR_RO;
 	struct clear_seen s = {};
 	spinlock_t *ptl;	/* the page table lock, clear_pte_lock()'s */
@@ -276,7 +284,7 @@ static int clear_run(unsigned long addr, const char *mode_name,
 
 	pr_info("%s %s: pfn %lx old %llx queued %llx returned %llx then %llx inside %llx after %llx\n",
 		sc == CLEAR_SWAP ? "swap" : sc == CLEAR_DEFER ? "defer" :
-		sc == CLEAR_TWICE ? "twice" : "ro",
+		sc == CLEAR_TWICE ? "twice" : sc == CLEAR_RO ? "ro" : "unlazy",
 		mode, s.pfn, (unsigned long long)s.old,
 		(unsigned long long)s.queued, (unsigned long long)s.ret,
 		(unsigned long long)s.ret2, (unsigned long long)s.inside,
@@ -296,6 +304,12 @@ static int clear_run(unsigned long addr, const char *mode_name,
 				  " (a read-only clean entry must be cleared at once: a stale writable TLB entry could set D)");
 		ok &= clear_check("S4 ro: entry after lazy mode", mode,
 				  s.after, 0, "");
+	} else if (sc == CLEAR_UNLAZY) {
+		ok = clear_check("S5 unlazy: returned value", mode, s.ret,
+				 s.want, "");
+		ok &= clear_check("S5 unlazy: entry right after the call", mode,
+				  s.inside, 0,
+				  " (outside lazy MMU mode nothing is queued: the clear must be done at once)");
 	} else if (sc == CLEAR_TWICE) {
 		ok = clear_check("S3 twice: first returned value", mode, s.ret,
 				 s.want, "");
@@ -343,6 +357,8 @@ static ssize_t run_write(struct file *file, const char __user *ubuf,
 		sc = CLEAR_TWICE;
 	else if (!strcmp(scenario, "ro"))
 		sc = CLEAR_RO;
+	else if (!strcmp(scenario, "unlazy"))
+		sc = CLEAR_UNLAZY;
 	else
 		return -EINVAL;
 
