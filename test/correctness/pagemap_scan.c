@@ -76,7 +76,15 @@
  * which the kernel log shows (Bad rss-counter, Bad page state):
  * test/suites/correctness.sh checks it after each program.
  *
- * Usage: pagemap_scan [ROUNDS]   (race scans, default 300)
+ * Usage: pagemap_scan [-d US] [ROUNDS]   (race scans, default 300)
+ * -d US: the lab's 6.12 debug kernel's test-only xen_lazy_leave_delay_us
+ * (test/lab/linux-test-patch/6.12/0004-*.patch): for the race, this
+ * program writes US there and marks its scanning thread in
+ * /proc/thread-self/make-it-fail, so that each of the scans' lazy MMU
+ * sections busy-waits US microseconds before its queued updates are
+ * issued; a kernel that drops the PTE lock before that (6.12 without
+ * test/linux-patch/6.12/0007) then leaves the writer's zaps and faults a
+ * wide window to land in.  Both are put back to 0 after the race.
  * Exit status: 0 if every check passed, 1 if one failed, 77 (printing
  * only "# not applicable: <why>") if the kernel has no PAGEMAP_SCAN ioctl
  * (before Linux 6.7: ENOTTY, or EINVAL for another pm_scan_arg) or its
@@ -199,6 +207,39 @@ static atomic_int stop_writer;
 static atomic_int writer_exited;
 static unsigned long zaps;	/* the writer's, read after the join */
 static int writer_errno;
+static long delay_us;		/* -d: xen_lazy_leave_delay_us for the race */
+
+#define LEAVE_DELAY "/sys/kernel/debug/xen_lazy_leave_delay_us"
+
+/* Write @val to @path; 0 on success, else -1 with errno set. */
+static int write_long(const char *path, long val)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY), n, ok;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld", val);
+	ok = write(fd, buf, n) == n;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* With -d: set the delay and mark (@on) or unmark this thread. */
+static void leave_delay(struct xps_check *c, int on)
+{
+	if (!delay_us)
+		return;
+	if (write_long("/proc/thread-self/make-it-fail", on))
+		XPS_DIE(c, "write /proc/thread-self/make-it-fail: %s (no CONFIG_FAULT_INJECTION?)",
+			strerror(errno));
+	if (write_long(LEAVE_DELAY, on ? delay_us : 0))
+		XPS_DIE(c, "write %s: %s (not the lab's 6.12 debug kernel?)", LEAVE_DELAY,
+			strerror(errno));
+	if (on)
+		printf("# scans busy-wait %ld us before their queued updates are issued\n",
+		       delay_us);
+}
 
 /* Page index @p's half, for messages: "anon" or "shmem". */
 static const char *half_name(size_t p)
@@ -631,6 +672,7 @@ static void race_phase(long rounds)
 	memcpy(shadow, base, len);
 	if (pthread_create(&t, NULL, writer_main, NULL))
 		XPS_DIE(&rc[0], "pthread_create failed");
+	leave_delay(&rc[0], 1);
 	for (uint32_t k = 1; k <= last; k++) {
 		enum scan_kind kind = (enum scan_kind)(k % 3);
 		long n;
@@ -670,6 +712,7 @@ static void race_phase(long rounds)
 		}
 		drain(rc, k, &checked, &unchecked);
 	}
+	leave_delay(&rc[0], 0);
 	if (!rc[0].bad) {
 		unsigned long head = atomic_load(&log_head);
 
@@ -759,11 +802,18 @@ static void check_contents(void)
 int main(int argc, char **argv)
 {
 	struct xps_check c;
-	long rounds = argc > 1 ? strtol(argv[1], NULL, 10) : DEFAULT_ROUNDS;
+	long rounds = DEFAULT_ROUNDS;
+	int a = 1;
 
-	if (rounds < 1 || rounds > 1000000) {
-		fprintf(stderr, "usage: %s [ROUNDS]   (race scans, default %d)\n", argv[0],
-			DEFAULT_ROUNDS);
+	if (a + 1 < argc && !strcmp(argv[a], "-d")) {
+		delay_us = strtol(argv[a + 1], NULL, 10);
+		a += 2;
+	}
+	if (a < argc)
+		rounds = strtol(argv[a++], NULL, 10);
+	if (a < argc || rounds < 1 || rounds > 1000000 || delay_us < 0 || delay_us > 100000) {
+		fprintf(stderr, "usage: %s [-d US] [ROUNDS]   (race scans, default %d)\n",
+			argv[0], DEFAULT_ROUNDS);
 		return 2;
 	}
 	psz = xps_page_size();
