@@ -50,17 +50,10 @@ static const char *clear_dir = "/sys/kernel/debug/fail_xen_mmu_clear";
 /* Write @val to the "times" of the attribute in @attr_dir; 0 on success. */
 static int set_times(const char *attr_dir, long val)
 {
-	char path[256], buf[32];
-	int fd, n, ok;
+	char path[256];
 
 	snprintf(path, sizeof(path), "%s/times", attr_dir);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%ld", val);
-	ok = write(fd, buf, n) == n;
-	close(fd);
-	return ok ? 0 : -1;
+	return xps_write_long(path, val);
 }
 
 /* The "times" of the attribute in @attr_dir, or -1000 if unreadable. */

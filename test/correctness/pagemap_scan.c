@@ -211,29 +211,15 @@ static long delay_us;		/* -d: xen_lazy_leave_delay_us for the race */
 
 #define LEAVE_DELAY "/sys/kernel/debug/xen_lazy_leave_delay_us"
 
-/* Write @val to @path; 0 on success, else -1 with errno set. */
-static int write_long(const char *path, long val)
-{
-	char buf[32];
-	int fd = open(path, O_WRONLY), n, ok;
-
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%ld", val);
-	ok = write(fd, buf, n) == n;
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* With -d: set the delay and mark (@on) or unmark this thread. */
 static void leave_delay(struct xps_check *c, int on)
 {
 	if (!delay_us)
 		return;
-	if (write_long("/proc/thread-self/make-it-fail", on))
+	if (xps_write_long("/proc/thread-self/make-it-fail", on))
 		XPS_DIE(c, "write /proc/thread-self/make-it-fail: %s (no CONFIG_FAULT_INJECTION?)",
 			strerror(errno));
-	if (write_long(LEAVE_DELAY, on ? delay_us : 0))
+	if (xps_write_long(LEAVE_DELAY, on ? delay_us : 0))
 		XPS_DIE(c, "write %s: %s (not the lab's 6.12 debug kernel?)", LEAVE_DELAY,
 			strerror(errno));
 	if (on)

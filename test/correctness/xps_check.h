@@ -279,6 +279,20 @@ static inline int xps_drop_caches(void)
 	return err;
 }
 
+/* Write @val in decimal to the file @path; 0, or -1 with errno set. */
+static inline int xps_write_long(const char *path, long val)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY), n, ok;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld", val);
+	ok = write(fd, buf, n) == n;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /* Run the calling thread on @cpu only; 0 or -errno. */
 static inline int xps_pin(int cpu)
 {

@@ -56,18 +56,8 @@ for mode in batched noswap; do
 		continue
 	fi
 	pass "$mode/module-loaded"
-	timeout -k 10 "${XPS_PROG_TIMEOUT:-300}" "$bin/pending_dirty" >"$WORK/$mode.out" 2>"$WORK/$mode.err" </dev/null
-	rc=$?
-	n=0
-	while IFS= read -r line; do
-		case $line in
-		PASS:\ *) pass "$mode/${line#PASS: }"; n=$((n + 1)) ;;
-		FAIL:\ *) line=${line#FAIL: }; fail "$mode/${line%%: *}" "${line#*: }"; n=$((n + 1)) ;;
-		*) note "$mode: $line" ;;
-		esac
-	done <"$WORK/$mode.out"
-	sed "s/^/# $mode: /" "$WORK/$mode.err" | head -n 10
-	[ $n -gt 0 ] || fail "$mode/pending_dirty" "printed no PASS or FAIL line (status $rc)"
+	timeout -k 10 "${XPS_PROG_TIMEOUT:-300}" "$bin/pending_dirty" >"$WORK/$mode.out" 2>"$WORK/$mode.out.err" </dev/null
+	take_verdicts "$mode/pending_dirty" "$mode/" "$WORK/$mode.out" $? "${XPS_PROG_TIMEOUT:-300}"
 	note "$mode: module counters: $(tr '\n' ' ' <"$STATS" 2>/dev/null)"
 	if [ "$(stat_of hcall_errors)" = 0 ] && [ "$(stat_of readback)" = 0 ]; then
 		pass "$mode/pending-dirty-counters"

@@ -38,6 +38,7 @@ REPO=$(cd "$SUITES/../.." && pwd)
 WORK=/tmp/xps-scan-race
 DELAY_US=${XPS_SCAN_DELAY_US:-200}
 ROUNDS=${XPS_SCAN_ROUNDS:-100}
+LIMIT=${XPS_PROG_TIMEOUT:-300}
 
 # shellcheck source=test/suites/lib.sh
 . "$SUITES/lib.sh"
@@ -64,20 +65,9 @@ for mode in unloaded batched; do
 		fi
 		pass "$mode/module-loaded"
 	fi
-	timeout -k 10 "${XPS_PROG_TIMEOUT:-300}" "$bin/pagemap_scan" -d "$DELAY_US" "$ROUNDS" \
-		>"$WORK/$mode.out" 2>"$WORK/$mode.err" </dev/null
-	rc=$?
-	n=0
-	while IFS= read -r line; do
-		case $line in
-		PASS:\ *) pass "$mode/${line#PASS: }"; n=$((n + 1)) ;;
-		FAIL:\ *) line=${line#FAIL: }; fail "$mode/${line%%: *}" "${line#*: }"; n=$((n + 1)) ;;
-		*) note "$mode: $line" ;;
-		esac
-	done <"$WORK/$mode.out"
-	sed "s/^/# $mode: /" "$WORK/$mode.err" | head -n 10
-	[ $n -gt 0 ] || fail "$mode/pagemap_scan" "printed no PASS or FAIL line (status $rc)"
-	[ $rc = 0 ] || [ $rc = 1 ] || fail "$mode/pagemap_scan-status" "exit status $rc (want 0, or 1 with a FAIL line)"
+	timeout -k 10 "$LIMIT" "$bin/pagemap_scan" -d "$DELAY_US" "$ROUNDS" \
+		>"$WORK/$mode.out" 2>"$WORK/$mode.out.err" </dev/null
+	take_verdicts "$mode/pagemap_scan" "$mode/" "$WORK/$mode.out" $? "$LIMIT"
 	echo 0 >/sys/kernel/debug/xen_lazy_leave_delay_us 2>/dev/null
 	rmmod xen_ptswap 2>/dev/null
 done
