@@ -144,7 +144,7 @@ static void zap_round(struct xps_check *c, unsigned char *p, uint64_t r, int mar
 		disarm(c, clear_dir, "the marked madvise()");
 	left = present_pages(c, p + q, 2 * q);
 	if (left)
-		xps_bad(c, "round %llu: %zu of %zu released pages present in pagemap (clears undone)",
+		xps_bad(c, "round %llu: %zu of %zu released pages still mapped (pagemap)",
 			(unsigned long long)r, left, 2 * qp);
 	xps_expect(c, "kept first quarter", p, q, 40 + r, 0);
 	xps_expect(c, "kept last quarter", p + 3 * q, q, 40 + r, 3 * qp);
