@@ -12,8 +12,9 @@
  * machine frames 256..maximum_ram_page are mapped read-only in chunks and
  * searched for the buffer's per-page signatures until every page is found.
  * Xen refuses domid 0 from Dom0 itself ("cannot specify itself as foreign
- * domain"): the search uses whichever of 0 and DOMID_SELF works, and says
- * which.  Found frames are checked by content before use.
+ * domain", which a debug Xen logs for every frame): the search tries
+ * DOMID_SELF first and domid 0 only if that found nothing, and says which
+ * it used.  Found frames are checked by content before use.
  *
  * Checks:
  *  foreign-find-frames   every page of the 16-page buffer was found among
@@ -219,7 +220,7 @@ int main(void)
 	xc_interface *xch;
 	xen_pfn_t pfn[NB], mfn[NB] = { 0 };
 	unsigned long max_mfn = 0;
-	uint32_t doms[2] = { 0, DOMID_SELF }, dom = 0;
+	uint32_t doms[2] = { DOMID_SELF, 0 }, dom = DOMID_SELF;
 	int found = 0, errs[2] = { 0, 0 };
 
 	psz = xps_page_size();
@@ -255,7 +256,7 @@ int main(void)
 	}
 	if (found < NB)
 		XPS_DIE(&c,
-			"found %d of %d buffer pages among machine frames 256..%#lx (domid 0: %s; DOMID_SELF: %s)",
+			"found %d of %d buffer pages among machine frames 256..%#lx (DOMID_SELF: %s; domid 0: %s)",
 			found, NB, max_mfn,
 			errs[0] ? strerror(errs[0]) : "no error",
 			errs[1] ? strerror(errs[1]) : "no error");
