@@ -60,6 +60,20 @@ xps_correctness_bin() {
 	return 1
 }
 
+# correctness_prog_dir NAME: the directory with the correctness program
+# NAME, the lab's prebuilt ones ($XPS_CORRECTNESS_BIN) or else NAME built
+# into $WORK/bin; on a failed build, fails check build-NAME and finishes
+# the suite.  Sets bin.
+correctness_prog_dir() {
+	local out
+	bin=$(xps_correctness_bin) && return 0
+	bin=$WORK/bin
+	if ! out=$(make -C "$REPO/test/correctness" O="$bin" "$bin/$1" 2>&1); then
+		fail "build-$1" "$(echo "$out" | tail -n 1)"
+		finish
+	fi
+}
+
 xps_loaded() { [ -d /sys/module/xen_ptswap ]; }
 
 # lockdep_state: lockdep's debug_locks (1 while it checks, 0 once a report

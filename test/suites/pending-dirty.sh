@@ -35,13 +35,7 @@ BAD_LOG="$BAD_LOG|page_table_check"
 
 start_suite
 note "pending-dirty: kernel $(uname -r), Xen features $(cat /sys/hypervisor/properties/features 2>/dev/null || echo unknown)"
-if ! bin=$(xps_correctness_bin); then
-	bin=$WORK/bin
-	if ! out=$(make -C "$REPO/test/correctness" O="$bin" "$bin/pending_dirty" 2>&1); then
-		fail build-pending_dirty "$(echo "$out" | tail -n 1)"
-		finish
-	fi
-fi
+correctness_prog_dir pending_dirty
 if [ -d /sys/kernel/debug/xps_test_zap ]; then
 	# A pending flush that an earlier run left marked ends here.
 	echo 0 >/sys/kernel/debug/xps_test_zap/pending

@@ -46,13 +46,7 @@ BAD_LOG="$BAD_LOG|page_table_check"
 
 start_suite
 note "scan-race: kernel $(uname -r), delay $DELAY_US us, $ROUNDS rounds"
-if ! bin=$(xps_correctness_bin); then
-	bin=$WORK/bin
-	if ! out=$(make -C "$REPO/test/correctness" O="$bin" "$bin/pagemap_scan" 2>&1); then
-		fail build-pagemap_scan "$(echo "$out" | tail -n 1)"
-		finish
-	fi
-fi
+correctness_prog_dir pagemap_scan
 [ -e /sys/kernel/debug/xen_lazy_leave_delay_us ] ||
 	note "no /sys/kernel/debug/xen_lazy_leave_delay_us (not the lab's 6.12 debug kernel): the program fails as cannot run"
 
