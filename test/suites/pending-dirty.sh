@@ -61,10 +61,6 @@ for mode in batched noswap; do
 	rmmod xen_ptswap 2>/dev/null
 done
 
-hits=$(dmesg -c 2>&1 | grep -E "$BAD_LOG")
-if [ -n "$hits" ]; then
-	fail pending-dirty-kernel-log "$(echo "$hits" | head -n 3 | tr '\n' '|')"
-else
-	pass pending-dirty-kernel-log
-fi
+klog_take "$KLOG"
+klog_check pending-dirty-kernel-log "$KLOG"
 finish

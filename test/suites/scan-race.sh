@@ -66,10 +66,6 @@ for mode in unloaded batched; do
 	rmmod xen_ptswap 2>/dev/null
 done
 
-hits=$(dmesg -c 2>&1 | grep -E "$BAD_LOG")
-if [ -n "$hits" ]; then
-	fail scan-race-kernel-log "$(echo "$hits" | head -n 3 | tr '\n' '|')"
-else
-	pass scan-race-kernel-log
-fi
+klog_take "$KLOG"
+klog_check scan-race-kernel-log "$KLOG"
 finish
