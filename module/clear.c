@@ -8,9 +8,9 @@
  * that zap_pte_range() clears.  This version avoids that trap on a
  * pinned page table: it either queues the clear into the lazy MMU
  * multicall (when defer.h allows it, with the kernel's
- * xen_queue_pte_clear(), which issues it again should Xen refuse its
- * batch) or asks Xen to exchange the entry
- * with one MMU_PT_UPDATE_SWAP.  Two paths still trap: the native xchg
+ * xen_queue_pte_clear(), after which the kernel panics should Xen refuse
+ * its multicall) or asks Xen to exchange the entry with one
+ * MMU_PT_UPDATE_SWAP.  Two paths still trap: the native xchg
  * after a swap that failed having changed nothing, and mode "noswap",
  * for a Xen without that sub-op, which queues the same clears and leaves
  * the rest to the trapped native xchg.
@@ -150,9 +150,10 @@ static pte_t xps_lost_old(pte_t pte, int err)
  * Whether Xen has refused a page table update since boot
  * (xen_mmu_failures(), test/linux-patch/ 0003): a failed multicall batch,
  * whose mmu_update Xen stopped at the failed request, or a failed
- * immediate set_pte().  The kernel issued the queued clears of such a
- * batch again (xps_queue_clear()), but a Xen that refuses updates is not
- * one to keep batching on: from then on queue nothing.  The kernel's
+ * immediate set_pte().  A refused multicall that carried a queued clear
+ * panics the kernel (xps_queue_clear()), so this is a refusal of other
+ * updates; but a Xen that refuses updates is not one to keep batching
+ * on: from then on queue nothing.  The kernel's
  * warning has tainted it already; say once per load what it means for
  * this module.
  */
@@ -186,10 +187,10 @@ static bool xps_mmu_failed(void)
  *    has refused no page table update since boot (xps_mmu_failed()) and
  *    the CPU is in lazy MMU mode, queue the clear into the lazy MMU
  *    multicall with xps_queue_clear() (issued in order, before the TLB
- *    flush and before pages are freed; if Xen refuses any request of
- *    that batch, the kernel issues the clear again before it returns
- *    from the flush).  Return the value read; only its A bit may differ
- *    from what a native xchg returns.  Outside lazy MMU mode nothing is
+ *    flush and before pages are freed; if Xen refuses that multicall,
+ *    the kernel panics in the flush, before any page is freed).  Return
+ *    the value read; only its A bit may differ from what a native xchg
+ *    returns.  Outside lazy MMU mode nothing is
  *    queued: go on to 4.
  * 4. Otherwise flush the queued updates so that they land before this
  *    one.  In mode "noswap" (a Xen without the sub-op) clear the entry
@@ -229,7 +230,7 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	case XPS_CLEAR_DEFER:
 		if (unlikely(xps_mmu_failed()))
 			break;
-		if (!xps_queue_clear(ptep, pte))
+		if (!xps_queue_clear(ptep))
 			break;
 		this_cpu_write(xps_last_queued, ptep);
 		xps_count(XPS_STAT_DEFERRED);

@@ -48,7 +48,7 @@ int xps_hook_install(void)
  * and returns once no CPU can still be executing this module's op (an
  * RCU and an RCU-tasks grace period), so module text can go after it.
  * No clear is lost: a deferred clear was handed to xen_queue_pte_clear()
- * and sits, with its record, in the kernel's per-CPU multicall buffer,
+ * and sits in the kernel's per-CPU multicall buffer,
  * not in this module, and is issued when that CPU leaves lazy MMU mode.
  *
  * Context: process context (module exit), may sleep.

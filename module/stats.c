@@ -41,7 +41,6 @@ static int xps_stats_show(struct seq_file *m, void *unused)
 		seq_printf(m, "%s %llu\n", xps_stat_names[stat], sum);
 	}
 	seq_printf(m, "mmu_failures %lu\n", xps_mmu_failures());
-	seq_printf(m, "clears_redone %lu\n", xps_mmu_clears_redone());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(xps_stats);
@@ -65,14 +64,13 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
  * repeated after issuing the queue: an event within a call, expected to
  * stay 0), sync_after_failure (calls whose clear the deferral rule allowed
  * to queue, done at once because Xen had refused a page table update: an
- * event within a call, 0 unless one was refused).  The last two lines
- * are not the module's but the kernel's, since boot: mmu_failures, the
+ * event within a call, 0 unless one was refused).  The last line is not
+ * the module's but the kernel's, since boot: mmu_failures, the
  * page table updates Xen refused (failed multicall batches and failed
  * immediate set_pte()s: xen_mmu_failures(), test/linux-patch/ 0003),
  * which is 0 unless something went badly wrong (while it is not 0 the
- * module queues no clear); clears_redone, the queued clears such a
- * refused batch left undone, which the kernel then issued again one by
- * one (xen_mmu_clears_redone(), the series' last patch).  At rest
+ * module queues no clear; a refused multicall that carried a queued clear
+ * panics the kernel instead, see xen_queue_pte_clear()).  At rest
  * calls = unpinned + none + deferred + swapped + fallbacks + native and
  * hcall_errors = fallbacks + lost_old.
  *

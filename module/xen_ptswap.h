@@ -40,33 +40,20 @@ static inline unsigned long xps_mmu_failures(void)
 }
 
 /**
- * xps_mmu_clears_redone() - queued clears issued again after a refusal
- *
- * Return: xen_mmu_clears_redone(), the kernel's count of the clears
- * queued with xps_queue_clear() that a refused multicall batch left
- * undone and xen_mc_flush() issued again; 0 without the hook.
- */
-static inline unsigned long xps_mmu_clears_redone(void)
-{
-	return xen_mmu_clears_redone();
-}
-
-/**
- * xps_queue_clear() - queue a PTE clear that a refused batch issues again
+ * xps_queue_clear() - queue a PTE clear that Xen must not refuse
  * @ptep: the entry, in a pinned page table (page table lock held)
- * @old: the entry as read, which the caller returns as replaced
  *
  * xen_queue_pte_clear() (the series' last patch): in lazy MMU mode,
- * queues the clear in the multicall and remembers @ptep and @old until the
- * batch is issued; if Xen refuses a request of that batch, xen_mc_flush()
- * clears the entry again before anybody frees its page, and panics if
- * Xen refuses that too.
+ * queues the clear in the multicall and marks that multicall; if Xen
+ * refuses it, xen_mc_flush() panics before anybody can free the page
+ * (Xen leaves undone the rest of a call it refused, and does not say
+ * which requests those were).
  *
  * Return: true if queued; false outside lazy MMU mode, nothing done.
  */
-static inline bool xps_queue_clear(pte_t *ptep, pte_t old)
+static inline bool xps_queue_clear(pte_t *ptep)
 {
-	return xen_queue_pte_clear(ptep, old);
+	return xen_queue_pte_clear(ptep);
 }
 #else
 #define XPS_HAVE_HOOK	false
@@ -76,12 +63,7 @@ static inline unsigned long xps_mmu_failures(void)
 	return 0;
 }
 
-static inline unsigned long xps_mmu_clears_redone(void)
-{
-	return 0;
-}
-
-static inline bool xps_queue_clear(pte_t *ptep, pte_t old)
+static inline bool xps_queue_clear(pte_t *ptep)
 {
 	return false;
 }

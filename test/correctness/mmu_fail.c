@@ -1,39 +1,49 @@
 // SPDX-License-Identifier: MIT
 /*
- * mmu_fail - page table updates that Xen refuses: a zap whose lazy MMU
- * multicall batch fails at its first clear, and a copy-on-write fault
- * whose immediate set_pte() fails.  The data each keeps and releases is
- * still right; test/suites/fail-inject.sh checks the counters (the kernel
- * issued the undone clears again and counts both refusals, the module
- * queues no clear after the first).
+ * mmu_fail - page table updates that Xen refuses.  Step "update": a zap
+ * whose lazy MMU multicall batch gets a refused call appended, and a
+ * copy-on-write fault whose immediate set_pte() is refused; the data each
+ * keeps and releases is still right, and test/suites/fail-inject.sh checks
+ * the counters (the kernel counts both refusals, the module queues no
+ * clear after them).  Step "clear": a MADV_FREE whose batch Xen refuses at
+ * its first request, a clear the module queued; the kernel must panic
+ * there (xen_queue_pte_clear(), the series' last patch), so this step
+ * returns only on a kernel that went on.
  *
  * Needs the lab's debug kernel and its test-only fault attributes
- * (test/lab/linux-test-patch/VERSION/0003-*.patch): fail_xen_mmu_clear makes
- * Xen refuse the first request of a batch whose first mmu_update starts
- * with a PTE clear, which leaves the rest of that call undone;
- * fail_xen_mmu_update makes it refuse one more mmu_update, issued after
- * the real ones, in an immediate update it picks.  The suite sets both to
- * pick only tasks marked in /proc/<pid>/make-it-fail (task-filter Y),
- * probability 100, times 0; this program sets times to 1 and marks itself
- * around one operation at a time.
+ * (test/lab/linux-test-patch/VERSION/0003-*.patch): fail_xen_mmu_update
+ * makes Xen refuse one more mmu_update, issued after the real ones, in a
+ * batch or an immediate update it picks; fail_xen_mmu_clear makes Xen
+ * refuse the first request of a batch whose first mmu_update starts with
+ * a PTE clear, which leaves the rest of that call undone.  The suite sets
+ * them to pick only tasks marked in /proc/<pid>/make-it-fail (task-filter
+ * Y), probability 100, times 0; this program sets times to 1 and marks
+ * itself around one operation at a time.
  *
- * Checks:
- *  mmu-fail-zap   8 MiB of private anonymous memory filled (dirty entries:
- *                 clears the module queues), marked, MADV_DONTNEED of
- *                 the middle half with fail_xen_mmu_clear armed: times
- *                 went from 1 to 0 (a batch of this madvise() was
- *                 refused); no released page is present in
- *                 /proc/self/pagemap (a clear left undone would keep its
- *                 freed page mapped); released pages read as zero, the
+ * Checks, step "update":
+ *  mmu-fail-batch 8 MiB of private anonymous memory filled, marked,
+ *                 MADV_DONTNEED of the middle half with fail_xen_mmu_update
+ *                 armed: times went from 1 to 0 (a batch of this madvise()
+ *                 got the refused call); no released page is present in
+ *                 /proc/self/pagemap; released pages read as zero, the
  *                 others keep their data
  *  mmu-fail-after the same unmarked, 4 rounds: the same contents
  *  mmu-fail-cow   the memory filled again, a child forked, one page
  *                 written while marked (a copy-on-write fault, whose
  *                 set_pte()s are immediate): times went from 1 to 0; the
  *                 parent reads its new data, the child the old
- * Usage: mmu_fail [UPDATE_DIR [CLEAR_DIR]] (defaults
- * /sys/kernel/debug/fail_xen_mmu_update and .../fail_xen_mmu_clear).
- * Exit status 0 if every check passed.
+ * Step "clear" (prints no PASS: the lab reports the panic):
+ *  mmu-fail-clear 8 MiB filled (dirty entries: clears the module queues),
+ *                 marked, MADV_FREE of all of it with fail_xen_mmu_clear
+ *                 armed (MADV_FREE clears each entry and re-installs it
+ *                 clean in the same batch).  Returning is the failure;
+ *                 what it says: whether the armed refusal was taken, how
+ *                 many pages are still mapped (pagemap; MADV_FREE keeps
+ *                 them mapped until reclaim) and whether they kept their
+ *                 data.
+ * Usage: mmu_fail update [UPDATE_DIR] | mmu_fail clear [CLEAR_DIR]
+ * (defaults /sys/kernel/debug/fail_xen_mmu_update and
+ * .../fail_xen_mmu_clear).  Exit status 0 if every check passed.
  */
 #include "xps_check.h"
 
@@ -138,10 +148,10 @@ static void zap_round(struct xps_check *c, unsigned char *p, uint64_t r, int mar
 
 	xps_fill(p, LEN, 40 + r, 0);
 	if (marked)
-		arm(c, clear_dir);
+		arm(c, update_dir);
 	xps_madvise(c, p + q, 2 * q, MADV_DONTNEED, "MADV_DONTNEED");
 	if (marked)
-		disarm(c, clear_dir, "the marked madvise()");
+		disarm(c, update_dir, "the marked madvise()");
 	left = present_pages(c, p + q, 2 * q);
 	if (left)
 		xps_bad(c, "round %llu: %zu of %zu released pages still mapped (pagemap)",
@@ -191,18 +201,53 @@ static void cow(struct xps_check *c, unsigned char *p)
 	xps_expect(c, "parent's other pages", p + 2 * psz, LEN - 2 * psz, 60, 2);
 }
 
+/* MADV_FREE with a refused clear: the kernel should not come back. */
+static void clear_step(struct xps_check *c, unsigned char *p)
+{
+	size_t np = LEN / xps_page_size(), left;
+	long times;
+
+	xps_fill(p, LEN, 70, 0);
+	printf("# mmu-fail-clear: MADV_FREE of %zu dirty pages, %s armed: expect a panic\n",
+	       np, clear_dir);
+	fflush(stdout);
+	arm(c, clear_dir);
+	xps_madvise(c, p, LEN, MADV_FREE, "MADV_FREE");
+	make_it_fail(c, 0);
+	times = times_left(clear_dir);
+	set_times(clear_dir, 0);
+	left = present_pages(c, p, LEN);
+	xps_bad(c, "no panic after a refused multicall with deferred clears (%s/times %ld%s); %zu of %zu pages mapped",
+		clear_dir, times, times ? ": the refusal was not taken" : "", left, np);
+	xps_expect(c, "pages after MADV_FREE", p, LEN, 70, 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct xps_check c;
 	unsigned char *p;
+	int clear;
 
-	if (argc > 1)
-		update_dir = argv[1];
-	if (argc > 2)
-		clear_dir = argv[2];
+	if (argc < 2 || (strcmp(argv[1], "update") && strcmp(argv[1], "clear"))) {
+		fprintf(stderr, "usage: mmu_fail update [DIR] | mmu_fail clear [DIR]\n");
+		return 2;
+	}
+	clear = !strcmp(argv[1], "clear");
+	if (argc > 2) {
+		if (clear)
+			clear_dir = argv[2];
+		else
+			update_dir = argv[2];
+	}
 	signal(SIGPIPE, SIG_IGN);
-	xps_begin(&c, "mmu-fail-zap");
+	xps_begin(&c, clear ? "mmu-fail-clear" : "mmu-fail-batch");
 	p = xps_map(&c, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	if (clear) {
+		clear_step(&c, p);
+		xps_end(&c);
+		munmap(p, LEN);
+		return xps_exit_status();
+	}
 	zap_round(&c, p, 0, 1);
 	xps_end(&c);
 
