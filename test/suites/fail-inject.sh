@@ -334,6 +334,27 @@ load_checks() {
 	fi
 }
 
+# mmu_start TAG DIR: the start of mmu_phase and clear_phase: TAG's kernel
+# log, the test-only fault attribute DIR present, the module loaded
+# batched afresh and its counters settled (in SV); 1, having FAILed a
+# check, if any of that went wrong.
+mmu_start() {
+	local tag=$1 dir=$2 out
+	KLOG=$WORK/klog.$tag
+	: >"$KLOG"
+	if [ ! -d "$dir" ]; then
+		fail "$tag-attribute" "cannot run because $dir does not exist: the kernel lacks the lab's test-only fail_xen_mmu_update patch (test/lab/run --kernel debug has it)"
+		return 1
+	fi
+	xps_loaded && rmmod xen_ptswap
+	if ! out=$(modprobe xen_ptswap mode=batched 2>&1); then
+		fail "$tag-load" "modprobe xen_ptswap mode=batched: $out; $(dmesg | grep xen_ptswap | tail -n 1)"
+		return 1
+	fi
+	pass "$tag-load"
+	stats_settle || { fail "$tag-counters-consistent" "before: $(tr '\n' ' ' <"$STATS")"; return 1; }
+}
+
 # mmu_phase: page table updates that Xen refuses, the last phase of the
 # boot (what it leaves, refused updates counted since boot, lasts until a
 # reboot).  The debug kernel's test-only fault attributes
@@ -349,19 +370,7 @@ load_checks() {
 # noswap and accept sync.
 mmu_phase() {
 	local tag=mmu t0=$SECONDS out n taint0 taint
-	KLOG=$WORK/klog.$tag
-	: >"$KLOG"
-	if [ ! -d "$MMU_DIR" ]; then
-		fail "$tag-attribute" "cannot run because $MMU_DIR does not exist: the kernel lacks the lab's test-only fail_xen_mmu_update patch (test/lab/run --kernel debug has it)"
-		return
-	fi
-	xps_loaded && rmmod xen_ptswap
-	if ! out=$(modprobe xen_ptswap mode=batched 2>&1); then
-		fail "$tag-load" "modprobe xen_ptswap mode=batched: $out; $(dmesg | grep xen_ptswap | tail -n 1)"
-		return
-	fi
-	pass "$tag-load"
-	stats_settle || { fail "$tag-counters-consistent" "before: $(tr '\n' ' ' <"$STATS")"; return; }
+	mmu_start "$tag" "$MMU_DIR" || return
 	taint0=$(cat /proc/sys/kernel/tainted)
 	if [ "${SV[mmu_failures]:-x}" = 0 ] && [ $((taint0 >> 9 & 1)) = 0 ]; then
 		pass "$tag-none-refused-before"
@@ -473,20 +482,8 @@ mmu_phase() {
 # verdict so far.  If mmu_fail returns, the kernel went on: its FAIL says
 # what became of the pages, and the kernel log what the kernel said.
 clear_phase() {
-	local tag=clear out
-	KLOG=$WORK/klog.$tag
-	: >"$KLOG"
-	if [ ! -d "$MMU_CLEAR_DIR" ]; then
-		fail "$tag-attribute" "cannot run because $MMU_CLEAR_DIR does not exist: the kernel lacks the lab's test-only fail_xen_mmu_update patch (test/lab/run --kernel debug has it)"
-		return
-	fi
-	xps_loaded && rmmod xen_ptswap
-	if ! out=$(modprobe xen_ptswap mode=batched 2>&1); then
-		fail "$tag-load" "modprobe xen_ptswap mode=batched: $out; $(dmesg | grep xen_ptswap | tail -n 1)"
-		return
-	fi
-	pass "$tag-load"
-	stats_settle || { fail "$tag-counters-consistent" "before: $(tr '\n' ' ' <"$STATS")"; return; }
+	local tag=clear
+	mmu_start "$tag" "$MMU_CLEAR_DIR" || return
 	if [ "${SV[mmu_failures]:-x}" = 0 ]; then
 		pass "$tag-none-refused-before"
 	else
