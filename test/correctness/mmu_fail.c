@@ -217,7 +217,7 @@ static void clear_step(struct xps_check *c, unsigned char *p)
 	times = times_left(clear_dir);
 	set_times(clear_dir, 0);
 	left = present_pages(c, p, LEN);
-	xps_bad(c, "no panic after a refused multicall with deferred clears (%s/times %ld%s); %zu of %zu pages mapped",
+	xps_bad(c, "no panic after a refused clear (%s/times %ld%s); %zu of %zu pages mapped",
 		clear_dir, times, times ? ": the refusal was not taken" : "", left, np);
 	xps_expect(c, "pages after MADV_FREE", p, LEN, 70, 0);
 }
