@@ -22,7 +22,8 @@
  *   empty-call: mmu_update with no request, per call (entries: calls).
  * After each timed pass every entry must be none and every swap must have
  * returned its entry (A/D aside), or the load fails with -EIO: a wrong
- * clear gives no figure.
+ * clear gives no figure.  So does a pass over which local_clock() did
+ * not advance (a boot whose clock is held back gives no figures).
  *
  * Results: /sys/kernel/debug/ptswap_req_cost/results, one line per way:
  * "<way> <requests per call> <median ns per entry> <min> <max> <rounds>",
@@ -245,6 +246,18 @@ static int one_pass(struct way *w, unsigned int round)
 		pr_err("%s: mmu_update failed: %d\n", w->name, rc);
 		return rc;
 	}
+	/*
+	 * Every pass does work that takes microseconds.  A clock that did not
+	 * advance over one has been held back: local_clock() never goes
+	 * backwards, so with the sched clock marked unstable it clamps a raw
+	 * clock that did (a PV clock whose extrapolation overshot Xen's next
+	 * update).  Such a boot has no figures to give.
+	 */
+	if (t1 <= t0) {
+		pr_err("%s: local_clock() did not advance over a pass of %u entries (%llu to %llu ns): this boot's clock is held back, no figures\n",
+		       w->name, entries, t0, t1);
+		return -EIO;
+	}
 	w->ns[round] = div_u64(t1 - t0, entries);
 	return check_pass(w);
 }
@@ -343,7 +356,8 @@ static bool swap_advertised(void)
  *
  * Return: 0 with the results in debugfs; -ENODEV outside a Xen PV domain,
  * -EINVAL for a bad @entries or @rounds, -ENOMEM, -ENOENT if the area has
- * no 4 KiB L1 entries, -EIO if a pass left an entry wrong, or the error
+ * no 4 KiB L1 entries, -EIO if a pass left an entry wrong or the clock
+ * did not advance over one, or the error
  * of a failed hypercall.  Each refusal says why in one log line.
  */
 static int __init ptswap_req_cost_init(void)

@@ -156,15 +156,19 @@ static int swap_one(u64 maddr, u64 *val, int *done)
 	return rc;
 }
 
+static void normal_req(struct mmu_update *req, u64 maddr, u64 val)
+{
+	req->ptr = maddr | MMU_NORMAL_PT_UPDATE;
+	req->val = val;
+}
+
 /* One MMU_NORMAL_PT_UPDATE: the reference the swap's validation must match. */
 static int normal_update(u64 maddr, u64 val)
 {
-	struct mmu_update req = {
-		.ptr = maddr | MMU_NORMAL_PT_UPDATE,
-		.val = val,
-	};
+	struct mmu_update req;
 	int done;
 
+	normal_req(&req, maddr, val);
 	return mmu_update(&req, 1, &done);
 }
 
@@ -330,6 +334,108 @@ static bool check_batch(struct slots *s, char *why)
 		return FAIL(why,
 			    "one entry: entry is %#llx, want %#llx",
 			    entry_read(s, 2), want[0]);
+	return true;
+}
+
+/* --- batches of normal updates to one L1 frame ------------------------
+ *
+ * Xen may keep an L1 frame referenced and locked from one request of a
+ * batch to the next normal update of the same frame (test/xen-patch/
+ * 0006).  These checks hold on any Xen; on one that kept the frame
+ * locked where it must not, they fail or hang the boot.
+ */
+
+/* NR_SLOTS normal updates in one call, then NR_SLOTS more putting them back. */
+static bool check_normal_run(struct slots *s, char *why)
+{
+	struct mmu_update req[NR_SLOTS];
+	unsigned int i, round;
+	int done, rc;
+
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < NR_SLOTS; i++)
+			normal_req(&req[i], s->maddr[i],
+				   round ? s->orig[i] : entry_flipped(s->orig[i]));
+		done = -1;
+		rc = mmu_update(req, NR_SLOTS, &done);
+		if (rc || done != NR_SLOTS)
+			return FAIL(why, "round %u: rc %d, done %d, want 0, %u",
+				    round, rc, done, NR_SLOTS);
+		for (i = 0; i < NR_SLOTS; i++)
+			if (entry_read(s, i) != req[i].val)
+				return FAIL(why, "round %u: entry %u is %#llx, want %#llx",
+					    round, i, entry_read(s, i), req[i].val);
+	}
+	return true;
+}
+
+/*
+ * Normal updates and swaps of entries of one frame mixed in one call:
+ * each swap returns the entry as the requests before it left it.
+ */
+static bool check_normal_then_swap(struct slots *s, char *why)
+{
+	u64 o0 = s->orig[0], o1 = s->orig[1], o2 = s->orig[2];
+	struct mmu_update req[6];
+	int done = -1, rc;
+
+	normal_req(&req[0], s->maddr[0], entry_flipped(o0));
+	normal_req(&req[1], s->maddr[1], entry_flipped(o1));
+	swap_req(&req[2], s->maddr[2], entry_flipped(o2));
+	normal_req(&req[3], s->maddr[2], o2);
+	swap_req(&req[4], s->maddr[0], o0);
+	swap_req(&req[5], s->maddr[1], o1);
+	rc = mmu_update(req, ARRAY_SIZE(req), &done);
+	if (rc || done != ARRAY_SIZE(req))
+		return FAIL(why, "rc %d, done %d, want 0, %zu", rc, done, ARRAY_SIZE(req));
+	if (req[2].val != o2 || req[4].val != entry_flipped(o0) ||
+	    req[5].val != entry_flipped(o1))
+		return FAIL(why,
+			    "swaps returned %#llx, %#llx, %#llx; want %#llx, %#llx, %#llx",
+			    req[2].val, req[4].val, req[5].val, o2, entry_flipped(o0),
+			    entry_flipped(o1));
+	if (entry_read(s, 0) != o0 || entry_read(s, 1) != o1 || entry_read(s, 2) != o2)
+		return FAIL(why, "entries %#llx, %#llx, %#llx; want %#llx, %#llx, %#llx",
+			    entry_read(s, 0), entry_read(s, 1), entry_read(s, 2), o0, o1, o2);
+	return true;
+}
+
+/*
+ * A refused normal update after two accepted ones of the same frame: the
+ * call stops there, and the frame is free for the next call (a swap and a
+ * normal update of it).
+ */
+static bool check_normal_run_refused(struct slots *s, char *why)
+{
+	/* A writable mapping of the L1 table itself: refused at any level. */
+	u64 bad = entry_with_mfn(s->orig[2] | _PAGE_RW, s->maddr[2] >> PAGE_SHIFT);
+	struct mmu_update req[4];
+	unsigned int i;
+	int done = -1, rc;
+	u64 val;
+
+	for (i = 0; i < 4; i++)
+		normal_req(&req[i], s->maddr[i], entry_flipped(s->orig[i]));
+	req[2].val = bad;
+	rc = mmu_update(req, 4, &done);
+	if (!rc || done != 2)
+		return FAIL(why, "rc %d, done %d, want an error, 2", rc, done);
+	for (i = 0; i < 4; i++) {
+		u64 want = i < 2 ? entry_flipped(s->orig[i]) : s->orig[i];
+
+		if (entry_read(s, i) != want)
+			return FAIL(why, "entry %u is %#llx, want %#llx",
+				    i, entry_read(s, i), want);
+	}
+	val = s->orig[0];
+	rc = swap_one(s->maddr[0], &val, &done);
+	if (rc || val != entry_flipped(s->orig[0]))
+		return FAIL(why, "the next swap: rc %d, returned %#llx, want 0, %#llx",
+			    rc, val, entry_flipped(s->orig[0]));
+	rc = normal_update(s->maddr[1], s->orig[1]);
+	if (rc || entry_read(s, 1) != s->orig[1])
+		return FAIL(why, "the next normal update: rc %d, entry %#llx, want 0, %#llx",
+			    rc, entry_read(s, 1), s->orig[1]);
 	return true;
 }
 
@@ -624,6 +730,7 @@ static bool check_pfd_self(struct slots *s, char *why)
  * @done: the mmu_update done count @helper watches (preemption check)
  * @count: requests in the batch (preemption check)
  * @seen: a done count strictly between 0 and @count, seen by @helper
+ * @normal: the batch is of MMU_NORMAL_PT_UPDATE, not of swaps (preemption check)
  * @go: @main asks @helper for one write
  * @ack: @helper did it
  * @free_run: @helper writes in a loop instead of on request
@@ -639,6 +746,7 @@ struct duo {
 	int done;
 	unsigned int count;
 	int seen;
+	bool normal;
 	struct completion go;
 	struct completion ack;
 	bool free_run;
@@ -797,14 +905,15 @@ static bool batch_main(struct duo *d)
 	if (!req)
 		return FAIL(d->why, "cannot run because no memory for %u requests", d->count);
 	for (j = 0; j < d->count; j++)
-		swap_req(&req[j], s->maddr[j % BATCH_SLOTS], batch_entry(s, j));
+		(d->normal ? normal_req : swap_req)(&req[j], s->maddr[j % BATCH_SLOTS],
+						    batch_entry(s, j));
 	WRITE_ONCE(d->done, 0);
 	rc = mmu_update(req, d->count, &d->done);
 	if (rc || READ_ONCE(d->done) != d->count) {
 		ok = FAIL(d->why, "rc %d, done %d, want 0, %u", rc, READ_ONCE(d->done), d->count);
 		goto out;
 	}
-	for (j = 0; j < d->count; j++) {
+	for (j = 0; j < d->count && !d->normal; j++) {
 		want = j < BATCH_SLOTS ? s->orig[j] : batch_entry(s, j - BATCH_SLOTS);
 		if (req[j].val != want) {
 			ok = FAIL(d->why,
@@ -826,12 +935,13 @@ out:
 	return ok;
 }
 
-static bool check_preempted_batch(struct slots *unused, char *why)
+static bool preempted_batch(bool normal, char *why)
 {
 	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
 	struct duo d = {
 		.main = batch_main,
 		.helper = watch_helper,
+		.normal = normal,
 	};
 	unsigned int try;
 	bool ok = true;
@@ -862,6 +972,17 @@ static bool check_preempted_batch(struct slots *unused, char *why)
 			  d.count / 2);
 	slots_free(s);
 	return ok;
+}
+
+static bool check_preempted_batch(struct slots *unused, char *why)
+{
+	return preempted_batch(false, why);
+}
+
+/* Normal updates cycling over 512 entries: a preempted call must free the frame. */
+static bool check_preempted_normal_batch(struct slots *unused, char *why)
+{
+	return preempted_batch(true, why);
 }
 
 /* --- unwritable request arrays and pdone ---------------------------- */
@@ -1261,6 +1382,9 @@ static const struct {
 	{ "swap-present-entry", check_swap_present },
 	{ "swap-clear-and-install", check_swap_clear },
 	{ "batch-old-value-per-slot", check_batch },
+	{ "normal-run-one-call", check_normal_run },
+	{ "normal-then-swap-one-frame", check_normal_then_swap },
+	{ "normal-run-refused-frees-frame", check_normal_run_refused },
 	{ "refuse-writable-pt-frame", check_refuse_pt_frame_rw },
 	{ "refuse-domid-xen-frame", check_refuse_xen_frame },
 	{ "refuse-unowned-frame", check_refuse_unowned_frame },
@@ -1276,6 +1400,7 @@ static const struct {
 	{ "pfd-self-is-own", check_pfd_self },
 	{ "ad-bits-from-other-vcpu", check_ad },
 	{ "preempted-batch", check_preempted_batch },
+	{ "preempted-normal-batch", check_preempted_normal_batch },
 	{ "readonly-request-array", check_readonly_array },
 	{ "readonly-pdone-efault", check_readonly_pdone },
 	{ "unmapped-request-array", check_unmapped_array },
