@@ -87,6 +87,9 @@ struct slots {
 	struct page **pages;
 };
 
+/* The machine frame number of the L1 table holding entry @i of @s. */
+#define L1_FRAME(s, i)	((s)->maddr[i] >> PAGE_SHIFT)
+
 static void record(bool ok, const char *check, const char *why)
 {
 	int len;
@@ -337,12 +340,12 @@ static bool check_batch(struct slots *s, char *why)
 	return true;
 }
 
-/* --- batches of normal updates to one L1 frame ------------------------
+/* --- batches of updates to one L1 frame ---------------------------------
  *
- * Xen may keep an L1 frame referenced and locked from one request of a
- * batch to the next normal update of the same frame (test/xen-patch/
- * 0006).  These checks hold on any Xen; on one that kept the frame
- * locked where it must not, they fail or hang the boot.
+ * Xen keeps the frame a request looked up referenced for the next
+ * request to the same frame (test/xen-patch/ 0006).  These checks hold on
+ * any Xen; on one that reused a frame where it must not, or kept it
+ * locked, they fail or hang the boot.
  */
 
 /* NR_SLOTS normal updates in one call, then NR_SLOTS more putting them back. */
@@ -367,6 +370,71 @@ static bool check_normal_run(struct slots *s, char *why)
 					    round, i, entry_read(s, i), req[i].val);
 	}
 	return true;
+}
+
+/*
+ * One call alternating between entries of two L1 frames (A A B B A): each
+ * update lands in its own frame.
+ */
+static bool check_normal_two_frames(struct slots *s, char *why)
+{
+	struct slots *t = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+	unsigned int b, i, at[5] = { 0, 1 };
+	struct mmu_update req[5];
+	u64 want[5];
+	bool ok = true;
+	int done = -1, rc;
+
+	if (!t)
+		return FAIL(why, "cannot run because %u entries could not be mapped", BATCH_SLOTS);
+	if (L1_FRAME(s, 1) != L1_FRAME(s, 0)) {
+		ok = FAIL(why, "cannot run because entries 0 and 1 are in two L1 frames");
+		goto out;
+	}
+	/* Two entries of @t in one L1 frame, another than @s's. */
+	for (b = 0; b + 1 < t->n; b++)
+		if (L1_FRAME(t, b) != L1_FRAME(s, 0) && L1_FRAME(t, b + 1) == L1_FRAME(t, b))
+			break;
+	if (b + 1 >= t->n) {
+		ok = FAIL(why, "cannot run because no two entries of another L1 frame were found");
+		goto out;
+	}
+	normal_req(&req[0], s->maddr[0], entry_flipped(s->orig[0]));
+	normal_req(&req[1], s->maddr[1], entry_flipped(s->orig[1]));
+	normal_req(&req[2], t->maddr[b], entry_flipped(t->orig[b]));
+	normal_req(&req[3], t->maddr[b + 1], entry_flipped(t->orig[b + 1]));
+	normal_req(&req[4], s->maddr[0], s->orig[0]);
+	rc = mmu_update(req, 5, &done);
+	if (rc || done != 5) {
+		ok = FAIL(why, "rc %d, done %d, want 0, 5", rc, done);
+		goto out;
+	}
+	want[0] = s->orig[0];
+	want[1] = entry_flipped(s->orig[1]);
+	want[2] = entry_flipped(t->orig[b]);
+	want[3] = entry_flipped(t->orig[b + 1]);
+	at[2] = b;
+	at[3] = b + 1;
+	for (i = 0; i < 4; i++) {
+		u64 now = i < 2 ? entry_read(s, at[i]) : entry_read(t, at[i]);
+
+		if (now != want[i]) {
+			ok = FAIL(why, "entry %u of %s is %#llx, want %#llx", at[i],
+				  i < 2 ? "the first area" : "the second area", now, want[i]);
+			goto out;
+		}
+	}
+	/* Entries of @s's frame that no request named are unchanged. */
+	for (i = 2; i < s->n; i++)
+		if (entry_read(s, i) != s->orig[i]) {
+			ok = FAIL(why, "entry %u of the first area changed to %#llx",
+				  i, entry_read(s, i));
+			goto out;
+		}
+out:
+	WARN_ON(normal_update(s->maddr[1], s->orig[1]));
+	slots_free(t);
+	return ok;
 }
 
 /*
@@ -1383,6 +1451,7 @@ static const struct {
 	{ "swap-clear-and-install", check_swap_clear },
 	{ "batch-old-value-per-slot", check_batch },
 	{ "normal-run-one-call", check_normal_run },
+	{ "normal-two-frames-one-call", check_normal_two_frames },
 	{ "normal-then-swap-one-frame", check_normal_then_swap },
 	{ "normal-run-refused-frees-frame", check_normal_run_refused },
 	{ "refuse-writable-pt-frame", check_refuse_pt_frame_rw },
