@@ -67,6 +67,13 @@
 #                                engaged ("L1TF-vulnerable ... Shadowing"
 #                                in Xen's log, shadow faults before any
 #                                migration)
+#   no-domain-left-dying         within 60 s of the guest's destroy, xl
+#                                lists no domain but Dom0: a destroyed
+#                                domain whose page Xen still holds a
+#                                reference to (such as one an mmu_update
+#                                kept, test/xen-patch/ 0006) stays dying
+#                                for ever, as "(null)"; the migrations'
+#                                source domains are in the same list
 #   kernel-log                   nothing in Dom0's kernel log (BAD_LOG)
 #   end/xen-console-clean        nothing in Xen's console ring
 # Output: "PASS: <check>", "FAIL: <check>: <why>", "# ..." notes, "N
@@ -354,6 +361,21 @@ else
 fi
 
 xl destroy "$G" >/dev/null 2>&1
+left=
+for _ in $(seq 60); do
+	if ! all=$(xl list 2>&1) || ! echo "$all" | grep -q '^Domain-0 '; then
+		left="xl list failed or shows no Domain-0: $all"
+		break
+	fi
+	left=$(echo "$all" | awk 'NR > 1 && $1 != "Domain-0"')
+	[ -z "$left" ] && break
+	sleep 1
+done
+if [ -z "$left" ]; then
+	pass no-domain-left-dying
+else
+	fail no-domain-left-dying "60 s after xl destroy: $(echo "$left" | tr -s ' ' | tr '\n' '|')"
+fi
 if stats_settle; then
 	note "Dom0 module counters: $(tr '\n' ' ' <"$STATS")"
 fi
