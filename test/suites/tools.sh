@@ -42,6 +42,11 @@
 #                            the table has "upr share"; each variant's
 #                            summary upr_share is in (0, 1] and equals its
 #                            run's upr_ms / ms
+#   lab-targets-marks        tools/lab-targets on made-up out/ folders: one
+#                            that meets all 7 of issue 23's targets (7
+#                            "[met", and the split of what batched leaves),
+#                            one that meets none (7 "[not met]"), an empty
+#                            one (7 "[n/a", none met)
 # Exit status 0 if every check passed.
 
 set -u
@@ -334,6 +339,45 @@ PY
 	fi
 else
 	fail ab-run-upr-share "exit $?: $(tail -c 400 "$T/upr-share.err")"
+fi
+
+# --- lab-targets (no Xen needed) ---------------------------------------------
+# lt_fixture DIR LAZY SWAP1 REMOVED_DIRTY REMOVED_CLEAN FOREIGN UPR_UNL UPR_BAT:
+# the files make lab writes, with these figures.
+lt_fixture() {
+	local d=$1 h
+	h=variant,runs,median_ms,min_ms,max_ms,ptes,vs_unloaded,vs_native,ptwr_per_k
+	h=$h,mmu_update_per_k,hypercalls_per_k,deferred_per_k,swapped_per_k,native_per_k
+	h=$h,removed,upr_ms,upr_share
+	mkdir -p "$d"
+	printf 'lazy-set_pte 1 %s 1 1 21\nswap-1 1 %s 1 1 21\n' "$2" "$3" >"$d/req-cost.txt"
+	printf '%s\nnative,floor,100,,,,,1.0,,,,,,,,,\nunloaded,5,400,,,65536,1.0,,,,,,,,0.0,,\nbatched,5,150,,,65536,0.4,,,,,1000,0,0,%s,,\n' \
+		"$h" "$4" >"$d/ab-madv-summary.csv"
+	printf '%s\nnative,floor,40,,,,,1.0,,,,,,,,,\nunloaded,5,300,,,65536,1.0,,,,,,,,0.0,,\nbatched,5,100,,,65536,0.3,,,,,0,1000,0,%s,,\n' \
+		"$h" "$5" >"$d/ab-madv-clean-summary.csv"
+	printf '%s\nunloaded,3,300,,,65536,1.0,,,,,,,,,,\nbatched,3,90,,,65536,%s,,,,,,,,,,\n' \
+		"$h" "$6" >"$d/ab-foreign-guest-summary.csv"
+	for b in save migrate; do
+		printf '%s\nunloaded,3,3000,,,65536,1.0,,,,,,,,,%s,0.2\nbatched,3,2000,,,65536,0.6,,,,,,,,,%s,0.1\n' \
+			"$h" "$7" "$8" >"$d/ab-$b-summary.csv"
+	done
+}
+lt_fixture "$T/lt-met" 150 400 0.85 0.70 0.25 1000 200
+lt_fixture "$T/lt-not" 600 1800 0.70 0.30 0.50 1000 500
+mkdir -p "$T/lt-none"
+for d in met not none; do
+	tools/lab-targets "$T/lt-$d" >"$T/lt-$d.out" 2>&1 || echo "exit $?" >>"$T/lt-$d.out"
+done
+why=
+[ "$(grep -c '\[met    \]' "$T/lt-met.out")" = 7 ] || why="met: not 7 [met]"
+grep -q 'the clear .* other PV work' "$T/lt-met.out" || why="$why; met: no split line"
+[ "$(grep -c '\[not met\]' "$T/lt-not.out")" = 7 ] || why="$why; not: not 7 [not met]"
+[ "$(grep -c '\[n/a    \]' "$T/lt-none.out")" = 7 ] || why="$why; none: not 7 [n/a]"
+grep -q 'exit\|\[met    \]' "$T/lt-none.out" && why="$why; none: an exit status or a [met]"
+if [ -z "$why" ]; then
+	pass lab-targets-marks
+else
+	fail lab-targets-marks "${why#; }: $(cat "$T"/lt-*.out | head -c 400 | tr '\n' '|')"
 fi
 
 exit $failed
