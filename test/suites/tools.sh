@@ -12,6 +12,11 @@
 #   bench-rejects-bad-size   a size that is not a page multiple exits 2
 #   conc-bench-table         one summary per caller count 1,2,4 and one
 #                            result per caller per run
+#   conc-ab-small            tools/conc-ab, 8 MiB, K=1,2, 1 round, unloaded
+#                            and batched: exit 0, one row per variant and
+#                            K, the module removed after it
+#   conc-ab-refuses-loaded   with xen_ptswap loaded, conc-ab exits 2 and
+#                            leaves it loaded
 #   foreign-bench-maps       maps and unmaps 4096 of Dom0's own frames,
 #                            none failing (needs a Xen Dom0)
 #   unmap_page_range-bt      bpftrace attaches and counts >= 1 call of
@@ -142,6 +147,37 @@ if tools/conc-bench -s 8M -k 1,2,4 -r 1 -m >"$T/conc.out" 2>"$T/conc.err"; then
 	fi
 else
 	fail conc-bench-table "exit $?: $(head -c 300 "$T/conc.err")"
+fi
+
+# --- conc-ab ---------------------------------------------------------------
+if tools/conc-ab -s 8M -k 1,2 -r 1 --variants unloaded,batched \
+	>"$T/cab.out" 2>"$T/cab.err"; then
+	rows=$(awk '$1 ~ /^(unloaded|batched)$/ && $2 ~ /^[12]$/ { print $1 $2 }' \
+		"$T/cab.out" | sort | tr '\n' ' ')
+	if [ "$rows" != "batched1 batched2 unloaded1 unloaded2 " ]; then
+		fail conc-ab-small "rows '$rows', expected batched and unloaded at K=1,2"
+	elif grep -q '^xen_ptswap ' /proc/modules; then
+		fail conc-ab-small "xen_ptswap still loaded after conc-ab"
+	else
+		pass conc-ab-small
+		info "conc-ab: $(tr '\n' ';' <"$T/cab.out")"
+	fi
+else
+	fail conc-ab-small "exit $?: $(head -c 300 "$T/cab.err")"
+fi
+if modprobe xen_ptswap mode=batched 2>"$T/cab2.err"; then
+	tools/conc-ab -s 8M -k 1 -r 1 >/dev/null 2>"$T/cab2.err"
+	rc=$?
+	if [ "$rc" != 2 ]; then
+		fail conc-ab-refuses-loaded "exit $rc, expected 2"
+	elif ! grep -q '^xen_ptswap ' /proc/modules; then
+		fail conc-ab-refuses-loaded "it removed a module it did not load"
+	else
+		pass conc-ab-refuses-loaded
+	fi
+	rmmod xen_ptswap
+else
+	fail conc-ab-refuses-loaded "modprobe: $(head -c 200 "$T/cab2.err")"
 fi
 
 # --- foreign-bench ------------------------------------------------------------
