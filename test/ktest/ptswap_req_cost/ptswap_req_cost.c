@@ -22,13 +22,18 @@
  *   empty-call: mmu_update with no request, per call (entries: calls).
  * After each timed pass every entry must be none and every swap must have
  * returned its entry (A/D aside), or the load fails with -EIO: a wrong
- * clear gives no figure.  So does a pass over which local_clock() did
- * not advance (a boot whose clock is held back gives no figures).
+ * clear gives no figure.  So does a pass over which the TSC did not
+ * advance, and a kernel that does not know the TSC's rate (tsc_khz 0).
  *
  * Results: /sys/kernel/debug/ptswap_req_cost/results, one line per way:
  * "<way> <requests per call> <median ns per entry> <min> <max> <rounds>",
- * nanoseconds of local_clock() (the PV clock) per entry cleared, with
- * preemption off during each timed pass.  Requests per call is 1 for
+ * nanoseconds per entry cleared, from the TSC read in order
+ * (rdtsc_ordered()) on one CPU with preemption off during each timed
+ * pass, converted with the kernel's tsc_khz (on Xen PV, Xen's figure).
+ * Not local_clock(): with the sched clock unstable, as on Xen PV here, it
+ * clamps the PV clock to a window around the last tick, and whole passes
+ * measured 0 ns in two lab boots (20261204-194852-9885,
+ * 20261204-225833-24720).  Requests per call is 1 for
  * memory, ptwr and lazy-set_pte (one xchg or set_pte() per entry; Linux
  * merges lazy-set_pte's updates into its multicalls) and 0 for
  * empty-call.
@@ -40,10 +45,11 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pgtable.h>
-#include <linux/sched/clock.h>
+#include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/vmalloc.h>
+#include <asm/tsc.h>
 #include <asm/xen/hypercall.h>
 #include <asm/xen/page.h>
 #include <xen/features.h>
@@ -238,27 +244,26 @@ static int one_pass(struct way *w, unsigned int round)
 		return rc;
 	}
 	preempt_disable();
-	t0 = local_clock();
+	t0 = rdtsc_ordered();
 	rc = clear_pass(w);
-	t1 = local_clock();
+	t1 = rdtsc_ordered();
 	preempt_enable();
 	if (rc) {
 		pr_err("%s: mmu_update failed: %d\n", w->name, rc);
 		return rc;
 	}
 	/*
-	 * Every pass does work that takes microseconds.  A clock that did not
-	 * advance over one has been held back: local_clock() never goes
-	 * backwards, so with the sched clock marked unstable it clamps a raw
-	 * clock that did (a PV clock whose extrapolation overshot Xen's next
-	 * update).  Such a boot has no figures to give.
+	 * Every pass does work that takes microseconds, and the two reads are
+	 * on one CPU: a TSC that did not advance over a pass is broken.
 	 */
 	if (t1 <= t0) {
-		pr_err("%s: local_clock() did not advance over a pass of %u entries (%llu to %llu ns): this boot's clock is held back, no figures\n",
+		pr_err("%s: the TSC did not advance over a pass of %u entries (%llu to %llu): no figures\n",
 		       w->name, entries, t0, t1);
 		return -EIO;
 	}
-	w->ns[round] = div_u64(t1 - t0, entries);
+	/* cycles * 10^6 / kHz = ns */
+	w->ns[round] = div_u64(mul_u64_u32_div(t1 - t0, 1000000, tsc_khz),
+			       entries);
 	return check_pass(w);
 }
 
@@ -354,10 +359,10 @@ static bool swap_advertised(void)
 /**
  * ptswap_req_cost_init() - run every way @rounds times and keep the results
  *
- * Return: 0 with the results in debugfs; -ENODEV outside a Xen PV domain,
- * -EINVAL for a bad @entries or @rounds, -ENOMEM, -ENOENT if the area has
- * no 4 KiB L1 entries, -EIO if a pass left an entry wrong or the clock
- * did not advance over one, or the error
+ * Return: 0 with the results in debugfs; -ENODEV outside a Xen PV domain
+ * or with no TSC rate (tsc_khz 0), -EINVAL for a bad @entries or @rounds,
+ * -ENOMEM, -ENOENT if the area has no 4 KiB L1 entries, -EIO if a pass
+ * left an entry wrong or the TSC did not advance over one, or the error
  * of a failed hypercall.  Each refusal says why in one log line.
  */
 static int __init ptswap_req_cost_init(void)
@@ -368,6 +373,10 @@ static int __init ptswap_req_cost_init(void)
 
 	if (!xen_pv_domain()) {
 		pr_err("not a Xen PV domain\n");
+		return -ENODEV;
+	}
+	if (!tsc_khz) {
+		pr_err("the TSC's rate is not known (tsc_khz 0): no clock to time passes with\n");
 		return -ENODEV;
 	}
 	swap = swap_advertised();
