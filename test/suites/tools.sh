@@ -47,6 +47,12 @@
 #                            the table has "upr share"; each variant's
 #                            summary upr_share is in (0, 1] and equals its
 #                            run's upr_ms / ms
+#   req-cost-table           tools/req-cost -n 64 -r 3: exit 0, one row
+#                            per way (the eleven of ptswap_req_cost, swap-*
+#                            too on a Xen that advertises the sub-op) with
+#                            a median of at least 1 ns, and the module's
+#                            "run:" line (its TSC time agreed with the
+#                            timekeeping clock's, else it refuses)
 #   lab-targets-marks        tools/lab-targets on made-up out/ folders: one
 #                            that meets all 7 of issue 23's targets (7
 #                            "[met", and the split of what batched leaves),
@@ -375,6 +381,28 @@ PY
 	fi
 else
 	fail ab-run-upr-share "exit $?: $(tail -c 400 "$T/upr-share.err")"
+fi
+
+# --- req-cost ----------------------------------------------------------------
+if tools/req-cost -n 64 -r 3 -o "$T/rc.raw" >"$T/rc.out" 2>&1; then
+	why=
+	for w in memory ptwr lazy-set_pte normal-1 normal-32 normal-all normal-none-32 \
+		swap-1 swap-32 swap-all empty-call; do
+		med=$(awk -v w="$w" '$1 == w { print $3 }' "$T/rc.raw")
+		case $med in
+		'' | *[!0-9]* | 0) why="$why; $w: median '$med'" ;;
+		esac
+	done
+	grep -q '^req-cost: run: [0-9]* ns by the TSC' "$T/rc.out" ||
+		why="$why; no run: line"
+	if [ -z "$why" ]; then
+		pass req-cost-table
+		info "req-cost, 64 entries x 3 rounds: $(tr '\n' '|' <"$T/rc.raw")"
+	else
+		fail req-cost-table "${why#; }: $(head -c 300 "$T/rc.out" | tr '\n' '|')"
+	fi
+else
+	fail req-cost-table "exit $?: $(tail -c 300 "$T/rc.out" | tr '\n' '|')"
 fi
 
 # --- lab-targets (no Xen needed) ---------------------------------------------

@@ -17,13 +17,18 @@
  *               queues MMU_NORMAL_PT_UPDATE in its multicall buffer and
  *               issues it when full and when lazy mode ends;
  *   normal-N:   MMU_NORMAL_PT_UPDATE to 0, N requests per mmu_update;
+ *   normal-none-32: the same, 32 per call, of entries already none (made
+ *               so before the pass, untimed): Xen's cost of a request
+ *               without the old entry's put_page_from_l1e();
  *   swap-N:     MMU_PT_UPDATE_SWAP to 0, N per mmu_update (needs a Xen
  *               that advertises XENFEAT_mmu_pt_update_swap);
  *   empty-call: mmu_update with no request, per call (entries: calls).
  * After each timed pass every entry must be none and every swap must have
  * returned its entry (A/D aside), or the load fails with -EIO: a wrong
  * clear gives no figure.  So does a pass over which the TSC did not
- * advance, and a kernel that does not know the TSC's rate (tsc_khz 0).
+ * advance, a kernel that does not know the TSC's rate (tsc_khz 0), and a
+ * run whose TSC time is not within a factor of two of the timekeeping
+ * clock's (tsc_khz is not the TSC's rate).
  *
  * Results: /sys/kernel/debug/ptswap_req_cost/results, one line per way:
  * "<way> <requests per call> <median ns per entry> <min> <max> <rounds>",
@@ -42,12 +47,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pgtable.h>
-#include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
 #include <asm/tsc.h>
 #include <asm/xen/hypercall.h>
@@ -77,6 +83,7 @@ enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY 
  * @kind: what it does
  * @per_call: requests per mmu_update; 0: all @entries (for empty-call: none)
  * @swap: needs MMU_PT_UPDATE_SWAP
+ * @none: the entries are made none before the pass (untimed)
  * @ns: ns per entry of each round, @rounds of them
  */
 struct way {
@@ -84,20 +91,22 @@ struct way {
 	enum way_kind kind;
 	unsigned int per_call;
 	bool swap;
+	bool none;
 	u64 *ns;
 };
 
 static struct way ways[] = {
-	{ "memory", WAY_MEMORY, 1, false },
-	{ "ptwr", WAY_PTWR, 1, false },
-	{ "lazy-set_pte", WAY_LAZY, 1, false },
-	{ "normal-1", WAY_NORMAL, 1, false },
-	{ "normal-32", WAY_NORMAL, 32, false },
-	{ "normal-all", WAY_NORMAL, 0, false },
-	{ "swap-1", WAY_SWAP, 1, true },
-	{ "swap-32", WAY_SWAP, 32, true },
-	{ "swap-all", WAY_SWAP, 0, true },
-	{ "empty-call", WAY_EMPTY, 0, false },	/* per_call printed as 0 */
+	{ "memory", WAY_MEMORY, 1, false, false },
+	{ "ptwr", WAY_PTWR, 1, false, false },
+	{ "lazy-set_pte", WAY_LAZY, 1, false, false },
+	{ "normal-1", WAY_NORMAL, 1, false, false },
+	{ "normal-32", WAY_NORMAL, 32, false, false },
+	{ "normal-all", WAY_NORMAL, 0, false, false },
+	{ "normal-none-32", WAY_NORMAL, 32, false, true },
+	{ "swap-1", WAY_SWAP, 1, true, false },
+	{ "swap-32", WAY_SWAP, 32, true, false },
+	{ "swap-all", WAY_SWAP, 0, true, false },
+	{ "empty-call", WAY_EMPTY, 0, false, false },	/* per_call printed as 0 */
 };
 
 static struct page *data_page;
@@ -243,6 +252,20 @@ static int one_pass(struct way *w, unsigned int round)
 		pr_err("restoring the entries failed: %d\n", rc);
 		return rc;
 	}
+	if (w->none) {
+		unsigned int i, done;
+
+		for (i = 0; i < entries; i++) {
+			req[i].ptr = maddr[i] | MMU_NORMAL_PT_UPDATE;
+			req[i].val = 0;
+		}
+		rc = mmu_update(req, entries, &done);
+		if (rc) {
+			pr_err("%s: clearing the entries before the pass failed: %d\n",
+			       w->name, rc);
+			return rc;
+		}
+	}
 	preempt_disable();
 	t0 = rdtsc_ordered();
 	rc = clear_pass(w);
@@ -362,12 +385,15 @@ static bool swap_advertised(void)
  * Return: 0 with the results in debugfs; -ENODEV outside a Xen PV domain
  * or with no TSC rate (tsc_khz 0), -EINVAL for a bad @entries or @rounds,
  * -ENOMEM, -ENOENT if the area has no 4 KiB L1 entries, -EIO if a pass
- * left an entry wrong or the TSC did not advance over one, or the error
+ * left an entry wrong or the TSC did not advance over one, or if the TSC
+ * and the timekeeping clock disagree over the whole run by more than a
+ * factor of two (tsc_khz wrong), or the error
  * of a failed hypercall.  Each refusal says why in one log line.
  */
 static int __init ptswap_req_cost_init(void)
 {
 	unsigned int i, r, n = ARRAY_SIZE(ways);
+	u64 c0, k0, tsc_ns, ktime_ns;
 	bool swap;
 	int rc;
 
@@ -397,6 +423,8 @@ static int __init ptswap_req_cost_init(void)
 		pr_err("cannot map the test entries: %d\n", rc);
 		goto fail;
 	}
+	k0 = ktime_get_ns();
+	c0 = rdtsc_ordered();
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < n; i++) {
 			struct way *w = &ways[(i + r) % n];
@@ -408,6 +436,22 @@ static int __init ptswap_req_cost_init(void)
 				goto fail;
 			cond_resched();
 		}
+	/*
+	 * The passes' nanoseconds come from the TSC and tsc_khz; over the whole
+	 * run (seconds, several CPUs' TSCs if the task moved) they must agree
+	 * with the timekeeping clock within a factor of two, or tsc_khz is not
+	 * the rate this TSC runs at and no figure is right.
+	 */
+	tsc_ns = mul_u64_u32_div(rdtsc_ordered() - c0, 1000000, tsc_khz);
+	ktime_ns = ktime_get_ns() - k0;
+	if (tsc_ns > 2 * ktime_ns || ktime_ns > 2 * tsc_ns) {
+		pr_err("the TSC at tsc_khz=%u measured %llu ns where the timekeeping clock measured %llu: no figures\n",
+		       tsc_khz, tsc_ns, ktime_ns);
+		rc = -EIO;
+		goto fail;
+	}
+	pr_info("run: %llu ns by the TSC, %llu ns by the timekeeping clock\n",
+		tsc_ns, ktime_ns);
 	for (i = 0; i < n; i++)
 		if (!ways[i].swap || swap)
 			report(&ways[i]);
