@@ -259,13 +259,10 @@ static int one_pass(struct way *w, unsigned int round)
 		return rc;
 	}
 	if (w->none) {
-		unsigned int i, done;
+		/* normal-all's clear, untimed */
+		static const struct way all = { .name = "pre-clear", .kind = WAY_NORMAL };
 
-		for (i = 0; i < entries; i++) {
-			req[i].ptr = maddr[i] | MMU_NORMAL_PT_UPDATE;
-			req[i].val = 0;
-		}
-		rc = mmu_update(req, entries, &done);
+		rc = clear_pass(&all);
 		if (rc) {
 			pr_err("%s: clearing the entries before the pass failed: %d\n",
 			       w->name, rc);
