@@ -19,20 +19,36 @@
 #include "xen_ptswap.h"
 #include "xen_ptswap_abi.h"
 
-enum xps_mode xps_mode = XPS_MODE_BATCHED;
+enum xps_mode xps_mode = XPS_MODE_AUTO;
 
 static const char * const xps_mode_names[] = {
 	[XPS_MODE_BATCHED]	= "batched",
 	[XPS_MODE_SYNC]		= "sync",
 	[XPS_MODE_NOSWAP]	= "noswap",
+	[XPS_MODE_AUTO]		= "auto",
 };
+
+/* Why mode=auto chose what it chose, for the "installed" line. */
+static const char *xps_auto_why;
+
+/**
+ * xps_mode_name() - the name of the mode in force
+ *
+ * Return: "batched", "sync" or "noswap" once the module is loaded (the
+ * choice of mode=auto is made before the op is installed); "auto" only
+ * while a load with mode=auto has not chosen yet.  Never NULL.
+ */
+const char *xps_mode_name(void)
+{
+	return xps_mode_names[xps_mode];
+}
 
 static int xps_mode_set(const char *val, const struct kernel_param *kp)
 {
 	int mode = sysfs_match_string(xps_mode_names, val);
 
 	if (mode < 0) {
-		pr_err("invalid mode \"%s\": use mode=batched (the default), mode=sync or mode=noswap\n",
+		pr_err("invalid mode \"%s\": use mode=auto (the default), mode=batched, mode=sync or mode=noswap\n",
 		       val);
 		return -EINVAL;
 	}
@@ -55,8 +71,16 @@ static const struct kernel_param_ops xps_mode_ops = {
  * DOC: mode
  *
  * Module parameter "mode", a string, set at load time only (0444 in
- * /sys/module/xen_ptswap/parameters/mode):
- *  - "batched" (default): a clear that the deferral rule allows (entry
+ * /sys/module/xen_ptswap/parameters/mode, which reads the mode in force:
+ * "batched", "sync" or "noswap", never "auto" once loaded):
+ *  - "auto" (default): "batched" where Xen advertises
+ *    XENFEAT_mmu_pt_update_swap and a probe swap of one of the module's own
+ *    entries passes, "noswap" otherwise (a stock Xen, or a Xen whose
+ *    feature bit is not this project's sub-op).  The "installed" log line
+ *    names the mode chosen and why; the first line of the debugfs stats
+ *    file names it too.  A probe that cannot run at all (no memory) fails
+ *    the load as for "batched";
+ *  - "batched": a clear that the deferral rule allows (entry
  *    not present, dirty or special: defer.h) is queued into the lazy MMU
  *    multicall when the CPU is in lazy MMU mode; any other clear is one
  *    synchronous MMU_PT_UPDATE_SWAP;
@@ -70,15 +94,63 @@ static const struct kernel_param_ops xps_mode_ops = {
  *    the lazy MMU multicall.  Also allowed on a Xen that has the sub-op,
  *    so that the mode can be measured beside the others.
  * Any other value fails the load with -EINVAL and installs nothing.  On a
- * Xen without XENFEAT_mmu_pt_update_swap only "noswap" loads; the others
- * fail with -EOPNOTSUPP and one log line that names mode=noswap.  Once Xen
- * has refused a page table update (xen_mmu_failures() is not 0, see
- * clear.c) only "sync" loads; "batched" and "noswap" fail with -EIO and
- * one log line, and a loaded module queues no clear from then on.
+ * Xen without XENFEAT_mmu_pt_update_swap only "auto" (as "noswap") and
+ * "noswap" load; "batched" and "sync" fail with -EOPNOTSUPP and one log
+ * line that names mode=noswap, and fail the same way when the probe swap
+ * fails.  Once Xen has refused a page table update (xen_mmu_failures() is
+ * not 0, see clear.c) only "sync" loads; "auto", "batched" and "noswap"
+ * fail with -EIO and one log line, and a loaded module queues no clear
+ * from then on.
  */
 module_param_cb(mode, &xps_mode_ops, &xps_mode, 0444);
 MODULE_PARM_DESC(mode,
-		 "batched (default): queue clears the CPU cannot race with, swap the rest; sync: one MMU_PT_UPDATE_SWAP per PTE; noswap: queue what batched queues, native xchg for the rest (for a Xen without MMU_PT_UPDATE_SWAP)");
+		 "auto (default): batched if Xen offers MMU_PT_UPDATE_SWAP and the probe passes, else noswap; batched: queue clears the CPU cannot race with, swap the rest; sync: one MMU_PT_UPDATE_SWAP per PTE; noswap: queue what batched queues, native xchg for the rest (for a Xen without MMU_PT_UPDATE_SWAP)");
+
+/*
+ * xps_choose_auto() - replace XPS_MODE_AUTO by the mode this Xen allows
+ *
+ * "batched" when Xen advertises XENFEAT_mmu_pt_update_swap and the probe
+ * swap passes, "noswap" when it does not advertise it or the probe finds
+ * that the feature bit is not this project's sub-op (-EPROTO).  Sets
+ * xps_auto_why for the "installed" line.
+ *
+ * Return: 0; the probe's error when it could not run at all; -EIO when the
+ * probe failed and Xen also refused the update that put its entry back
+ * (each after one log line).
+ */
+static int __init xps_choose_auto(void)
+{
+	const char *why = "";
+	int err;
+
+	if (!xps_xen_has_swap()) {
+		xps_mode = XPS_MODE_NOSWAP;
+		xps_auto_why = "Xen does not offer MMU_PT_UPDATE_SWAP";
+		return 0;
+	}
+	err = xps_probe_swap(&why);
+	/* A probe whose restore Xen refused leaves nothing to trust. */
+	if (err == -EPROTO && xps_mmu_failures()) {
+		pr_err("mode=auto: the probe swap failed (%s) and Xen refused the update that restored its entry: not loading\n",
+		       why);
+		return -EIO;
+	}
+	if (err == -EPROTO) {
+		pr_warn("mode=auto: Xen advertises XENFEAT_mmu_pt_update_swap, but a probe swap of one of our own entries failed (%s): this Xen's feature bit %d or mmu_update sub-op %d is not xen-ptswap's, using mode=noswap\n",
+			why, XENFEAT_mmu_pt_update_swap, MMU_PT_UPDATE_SWAP);
+		xps_mode = XPS_MODE_NOSWAP;
+		xps_auto_why = "the probe swap failed";
+		return 0;
+	}
+	if (err) {
+		pr_err("cannot probe MMU_PT_UPDATE_SWAP: %s (error %d)\n",
+		       why, err);
+		return err;
+	}
+	xps_mode = XPS_MODE_BATCHED;
+	xps_auto_why = "Xen offers MMU_PT_UPDATE_SWAP and the probe swap passed";
+	return 0;
+}
 
 /* Each failed check prints one line: the cause and what to do. */
 static int __init xps_check(void)
@@ -92,7 +164,7 @@ static int __init xps_check(void)
 		return -ENODEV;
 	}
 	if (!XPS_HAVE_HOOK) {
-		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(), xen_mmu_failures() and xen_queue_pte_clear(): apply the whole series for its version (test/linux-patch/VERSION/) to the kernel, boot it and rebuild this module against it\n");
+		pr_err("kernel has no pv_ops.mmu.ptep_get_and_clear hook with xen_register_ptep_get_and_clear(), xen_mmu_failures() and xen_queue_pte_clear(): boot a kernel built with xen-ptswap's Linux series for its version (make kernel-deb) and rebuild this module against it\n");
 		return -EOPNOTSUPP;
 	}
 	/* Queue nothing on a Xen that has refused an update (clear.c). */
@@ -102,16 +174,18 @@ static int __init xps_check(void)
 		       refused, xps_mode_names[xps_mode]);
 		return -EIO;
 	}
+	if (xps_mode == XPS_MODE_AUTO)
+		return xps_choose_auto();
 	/* noswap never issues the sub-op: nothing of Xen's to check. */
 	if (xps_mode == XPS_MODE_NOSWAP)
 		return 0;
 	if (!xps_xen_has_swap()) {
-		pr_err("Xen does not offer MMU_PT_UPDATE_SWAP (XENFEAT_mmu_pt_update_swap clear): boot a Xen built with test/xen-patch/, or load with mode=noswap (deferred clears only, the rest trapped)\n");
+		pr_err("Xen does not offer MMU_PT_UPDATE_SWAP (XENFEAT_mmu_pt_update_swap clear): boot a Xen built with xen-ptswap's Xen series, or load with mode=noswap or mode=auto (deferred clears only, the rest trapped)\n");
 		return -EOPNOTSUPP;
 	}
 	err = xps_probe_swap(&why);
 	if (err == -EPROTO) {
-		pr_err("Xen advertises XENFEAT_mmu_pt_update_swap, but a probe swap of one of our own entries failed (%s): this Xen's feature bit %d or mmu_update sub-op %d is not test/xen-patch/'s, not loading\n",
+		pr_err("Xen advertises XENFEAT_mmu_pt_update_swap, but a probe swap of one of our own entries failed (%s): this Xen's feature bit %d or mmu_update sub-op %d is not xen-ptswap's, not loading (mode=noswap or mode=auto load)\n",
 		       why, XENFEAT_mmu_pt_update_swap, MMU_PT_UPDATE_SWAP);
 		return -EOPNOTSUPP;
 	}
@@ -146,7 +220,11 @@ static int __init xps_init(void)
 		goto err_stats;
 	}
 
-	pr_info("installed, mode=%s\n", xps_mode_names[xps_mode]);
+	if (xps_auto_why)
+		pr_info("installed, mode=%s (auto: %s)\n", xps_mode_name(),
+			xps_auto_why);
+	else
+		pr_info("installed, mode=%s\n", xps_mode_name());
 	return 0;
 
 err_stats:

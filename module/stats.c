@@ -33,6 +33,7 @@ static int xps_stats_show(struct seq_file *m, void *unused)
 {
 	int stat, cpu;
 
+	seq_printf(m, "mode %s\n", xps_mode_name());
 	for (stat = 0; stat < XPS_NR_STATS; stat++) {
 		u64 sum = 0;
 
@@ -48,7 +49,9 @@ DEFINE_SHOW_ATTRIBUTE(xps_stats);
 /**
  * DOC: /sys/kernel/debug/xen_ptswap/stats
  *
- * Read-only text, one "<name> <count>" line per counter, each the sum
+ * Read-only text.  The first line is "mode <name>", the mode in force
+ * (batched, sync or noswap: what mode=auto chose, see main.c).  Then one
+ * "<name> <count>" line per counter, each the sum
  * over all CPUs of the events since the module was loaded (counters start
  * at zero at every load): calls (calls of the module's
  * ptep_get_and_clear), unpinned (native xchg, page table not pinned),

@@ -77,15 +77,24 @@ static inline bool xps_queue_clear(pte_t *ptep)
  * @XPS_MODE_NOSWAP: for a Xen without MMU_PT_UPDATE_SWAP: queue what the
  *	deferral rule allows, as in batched mode; clear every other entry
  *	with the native xchg (trapped and emulated by Xen, exact)
+ * @XPS_MODE_AUTO: only before the load has chosen: batched where Xen offers
+ *	MMU_PT_UPDATE_SWAP and the probe swap passes, noswap otherwise
+ *	(xps_check() in main.c replaces it before the op is installed)
  */
 enum xps_mode {
 	XPS_MODE_BATCHED,
 	XPS_MODE_SYNC,
 	XPS_MODE_NOSWAP,
+	XPS_MODE_AUTO,
 };
 
-/* Set by the "mode" parameter at load time, read-only afterwards. */
+/*
+ * Set by the "mode" parameter at load time, resolved from XPS_MODE_AUTO by
+ * xps_check() before the op is installed, read-only afterwards.
+ */
 extern enum xps_mode xps_mode;
+
+const char *xps_mode_name(void);
 
 pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 			     pte_t *ptep);

@@ -83,18 +83,29 @@ lockdep_state() { awk '/debug_locks:/ { print $2 }' /proc/lockdep_stats 2>/dev/n
 # One counter of the module's stats file (empty if unreadable).
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$STATS" 2>/dev/null; }
 
-# stats_load FILE: counters into SV[name] with builtins only.  The file
+# stats_load FILE: counters into SV[name] with builtins only, the mode
+# line's name into SV_MODE (empty if the file has none).  The file
 # is read to its end at once: a seq_file read line by line (`while read`
 # seeks back after each line) is generated anew at each seek, so
 # counters that grow meanwhile shift the text and tear lines.
 declare -A SV
+# SV_MODE is read by the suites that source this file.
+# shellcheck disable=SC2034
+SV_MODE=
+# shellcheck disable=SC2034
 stats_load() {
 	local k v text
 	SV=()
 	[ -r "$1" ] || return 1
 	# single_open seq_file: sequential reads come from one generated text
 	read -r -d '' text <"$1"
+	SV_MODE=
 	while read -r k v; do
+		# The first line names the mode in force ("mode batched").
+		if [ "$k" = mode ] && [[ $v =~ ^(batched|sync|noswap)$ ]]; then
+			SV_MODE=$v
+			continue
+		fi
 		[[ $k =~ ^[a-z_]+$ && $v =~ ^[0-9]+$ ]] || return 1
 		SV[$k]=$v
 	done <<<"$text"

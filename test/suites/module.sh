@@ -15,15 +15,21 @@
 #     test/suites/SUITES).
 #     Mode noswap (the stock-Xen mode) on the same runs: dirty entries
 #     queued (no ptwr emulation), writable clean ones trapped (about one
-#     ptwr emulation per PTE), never a swap.
-#   stock Xen (4.17 or 4.20) + patched kernel: modprobe fails with
-#     EOPNOTSUPP, says so and names mode=noswap; mode=noswap loads and its
+#     ptwr emulation per PTE), never a swap.  The default mode=auto
+#     chooses batched (check_auto: the parameter, the "installed" line and
+#     the stats file's mode line), and `tools/xen-ptswap status` exits 0,
+#     and 1 on a copy of the counters with a broken invariant
+#     (check_status).
+#   stock Xen (4.17 or 4.20) + patched kernel: modprobe mode=batched fails
+#     with EOPNOTSUPP, says so and names mode=noswap; the default mode=auto
+#     loads as noswap (check_auto, check_status); mode=noswap loads and its
 #     clears keep the data of private and shared memory, queued and
 #     trapped.
 #   feature-only Xen (--xen feature-only: bit 21 set, no sub-op) + patched
-#     kernel: the load-time probe refuses with EOPNOTSUPP, exactly one
-#     kernel log line saying so, nothing installed (no module, no debugfs
-#     directory, the pv-op slot still the default), nothing else logged.
+#     kernel: the load-time probe refuses mode=batched with EOPNOTSUPP,
+#     exactly one kernel log line saying so, nothing installed (no module,
+#     no debugfs directory, the pv-op slot still the default), nothing else
+#     logged; the default mode=auto loads as noswap after the failed probe.
 #   stock kernel: modprobe fails with EOPNOTSUPP (no hook), says so.
 #   native (no Xen): modprobe fails with ENODEV, says so.
 # Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
@@ -195,6 +201,80 @@ slot_op() {
 
 # Xen advertises XENFEAT_mmu_pt_update_swap but fails sub-op 4 (-ENOSYS):
 # the module's probe must refuse the load before it installs anything.
+# check_auto CHECK MODE REASON: `modprobe xen_ptswap` without a mode (the
+# default, mode=auto) loads, parameters/mode reads MODE, the kernel log's
+# "installed" line says "mode=MODE (auto: REASON" and the stats file's
+# first line is "mode MODE"; then rmmod.  PASS or FAIL CHECK.
+check_auto() {
+	local check=$1 want=$2 reason=$3 out got line
+
+	dmesg_mark
+	if ! out=$(modprobe xen_ptswap 2>&1); then
+		fail "$check" "modprobe xen_ptswap (mode=auto) failed: $out; kernel log: $(dmesg_new | grep xen_ptswap | tail -n 1)"
+		return
+	fi
+	got=$(cat /sys/module/xen_ptswap/parameters/mode)
+	line=$(dmesg_new | grep -o 'xen_ptswap: installed, .*' | tail -n 1)
+	stats_settle || SV_MODE="(unreadable: $(head -c 200 "$STATS" 2>&1 | tr '\n' ' '))"
+	if [ "$got" != "$want" ]; then
+		fail "$check" "parameters/mode is '$got', not '$want'"
+	elif [[ $line != "xen_ptswap: installed, mode=$want (auto: $reason"* ]]; then
+		fail "$check" "the load's line is '$line', not 'installed, mode=$want (auto: $reason...'"
+	elif [ "$SV_MODE" != "$want" ]; then
+		fail "$check" "the stats file's mode line names '$SV_MODE', not '$want'"
+	else
+		pass "$check"
+	fi
+	info "$check: $line"
+	check_status "$check"
+	rmmod xen_ptswap || fail "$check-rmmod" "rmmod xen_ptswap failed"
+}
+
+# check_status PREFIX: with the module loaded, `tools/xen-ptswap status`
+# exits 0 (PREFIX-status-ok), and exits 1 naming the invariant when the
+# counters it reads break one: a copy of the stats file with calls + 1
+# (PREFIX-status-catches-calls), and with readback 1 (an expected-0
+# counter: PREFIX-status-catches-expected-0).  --json parses.
+check_status() {
+	local p=$1 st=$REPO/tools/xen-ptswap out rc calls
+
+	out=$("$st" status 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && ! grep -q FAIL <<<"$out"; then
+		pass "$p-status-ok"
+	else
+		fail "$p-status-ok" "exit $rc: $(tr '\n' '|' <<<"$out")"
+	fi
+	sed 's/^/info: status: /' <<<"$out"
+	if "$st" status --json | python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if d["ok"] and d["checks"] else 1)'; then
+		pass "$p-status-json"
+	else
+		fail "$p-status-json" "--json did not parse or did not say ok"
+	fi
+	if ! stats_settle; then
+		fail "$p-status-catches-calls" "cannot read $STATS"
+		return
+	fi
+	cat "$STATS" >"$T/stats.copy"
+	calls=$(awk '$1 == "calls" { print $2 }' "$T/stats.copy")
+	sed "s/^calls $calls\$/calls $((calls + 1))/" "$T/stats.copy" >"$T/stats.bad"
+	out=$("$st" status --stats "$T/stats.bad" 2>&1)
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "^counters *FAIL *calls $((calls + 1)) != " <<<"$out"; then
+		pass "$p-status-catches-calls"
+	else
+		fail "$p-status-catches-calls" "exit $rc: $(tr '\n' '|' <<<"$out")"
+	fi
+	sed 's/^readback .*/readback 1/' "$T/stats.copy" >"$T/stats.bad"
+	out=$("$st" status --stats "$T/stats.bad" 2>&1)
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "^expected-0 *FAIL *readback 1" <<<"$out"; then
+		pass "$p-status-catches-expected-0"
+	else
+		fail "$p-status-catches-expected-0" "exit $rc: $(tr '\n' '|' <<<"$out")"
+	fi
+}
+
 check_feature_only() {
 	local out lines bad features op
 
@@ -206,8 +286,8 @@ check_feature_only() {
 		return
 	fi
 	dmesg_mark
-	if out=$(modprobe xen_ptswap 2>&1); then
-		fail probe-refuses-load "modprobe xen_ptswap succeeded on a Xen without the sub-op"
+	if out=$(modprobe xen_ptswap mode=batched 2>&1); then
+		fail probe-refuses-load "modprobe xen_ptswap mode=batched succeeded on a Xen without the sub-op"
 		rmmod xen_ptswap 2>/dev/null
 		return
 	fi
@@ -246,6 +326,8 @@ check_feature_only() {
 		fail probe-kernel-log-clean "$(echo "$bad" | tr '\n' '|')"
 	fi
 	grep -v 'xen_ptswap' "$T/probe.log" | head -n 5 | sed 's/^/info: other kernel log line: /'
+	# mode=auto takes the failed probe for a Xen without the sub-op.
+	check_auto auto-probe-fails-noswap noswap "the probe swap failed"
 }
 
 # build_prog: $PROG, the MADV_DONTNEED helper: the lab's host build
@@ -626,12 +708,14 @@ patched/feature-only|debug/feature-only)
 	;;
 patched/stock|debug/stock|patched/stock-4.20|debug/stock-4.20)
 	expect_load_fails load-stock-xen-eopnotsupp "Operation not supported" \
-		"XENFEAT_mmu_pt_update_swap clear.*mode=noswap"
+		"XENFEAT_mmu_pt_update_swap clear.*mode=noswap" mode=batched
+	check_auto auto-stock-xen-noswap noswap "Xen does not offer MMU_PT_UPDATE_SWAP"
 	build_prog || exit 1
 	check_noswap_stock
 	;;
 patched/patched|debug/patched|patched/debug|debug/debug)
 	expect_load_fails bad-mode-einval "Invalid argument" "invalid mode" mode=bogus
+	check_auto auto-patched-xen-batched batched "Xen offers MMU_PT_UPDATE_SWAP and the probe swap passed"
 	build_prog || exit 1
 	check_kunit
 	check_dontneed

@@ -52,7 +52,9 @@ def read_raw(path):
 
 
 def parse_stats(raw):
-    return {k: int(v) for k, v in (line.split() for line in raw.decode().splitlines())}
+    """The counters of a stats file's text, without its first line ("mode NAME")."""
+    return {k: int(v) for k, v in (line.split() for line in raw.decode().splitlines())
+            if k != "mode"}
 
 
 # Pages the module turned down (-EAGAIN: their frame is not translated by
