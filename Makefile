@@ -16,6 +16,13 @@
 #                 with its series test/linux-patch/LINUX/, by the kernel's
 #                 `make bindeb-pkg`; default config: the lab's of LINUX;
 #                 .debs in out/kernel-deb/ (mk/kernel-deb.sh, docs/kernel-deb.md)
+#   make deb [DEB_DIR=dir]
+#                 Debian packages of the module and the tools:
+#                 xen-ptswap-dkms (DKMS source, modprobe defaults, a
+#                 disabled modules-load.d file) and xen-ptswap-tools
+#                 (xen-ptswap status, ab-run, the bpftrace scripts), from
+#                 mk/debian/; .debs in out/deb/ (mk/deb.mk, mk/deb.sh);
+#                 as root it apt-installs what the build needs
 #
 # Both `lab` and `check` need root on Debian 12: the lab installs what it
 # needs with apt-get and caches builds in /var/cache/xen-ptswap.
@@ -39,3 +46,4 @@ kernel-deb:
 	mk/kernel-deb.sh $(strip $(KDEB_ARGS))
 
 include mk/module.mk
+include mk/deb.mk
