@@ -10,12 +10,18 @@
 #                 self-test and every suite in test/suites/SUITES, each in
 #                 a lab boot; ends with "N passed, N failed"
 #   make module   build xen_ptswap.ko against KDIR (see mk/module.mk)
-#   make kernel-deb LINUX=6.1|6.12|7.3 [KCONFIG=file] [KDEB_DIR=dir]
-#                 [KDEB_LOCALVERSION=-suffix] [KTREE=dir]
-#                 Debian packages (linux-image, linux-headers) of that Linux
-#                 with its series test/linux-patch/LINUX/, by the kernel's
-#                 `make bindeb-pkg`; default config: the lab's of LINUX;
-#                 .debs in out/kernel-deb/ (mk/kernel-deb.sh, docs/kernel-deb.md)
+#   make kernel-deb [LINUX=6.1|6.12|7.3] [KCONFIG=file|lab]
+#                 [KDEB_CONFIG_ONLY=1] [KDEB_DIR=dir]
+#                 [KDEB_LOCALVERSION=-suffix] [KTREE=dir|lab]
+#                 Debian packages (linux-image, linux-headers) of Debian's
+#                 linux-source-LINUX with its series test/linux-patch/LINUX/,
+#                 by the kernel's `make bindeb-pkg`, on a Debian 12 or 13
+#                 host; default config: the running kernel's
+#                 (/boot/config-$(uname -r)) plus the options the series
+#                 needs, and LINUX its version; KCONFIG=lab: the lab's
+#                 QEMU-sized one, only when asked for; KDEB_CONFIG_ONLY=1:
+#                 the checked .config only; .debs in out/kernel-deb/
+#                 (mk/kernel-deb.sh, docs/kernel-deb.md)
 #   make deb [DEB_DIR=dir]
 #                 Debian packages of the module and the tools:
 #                 xen-ptswap-dkms (DKMS source, modprobe defaults, a
@@ -37,11 +43,11 @@ lab:
 check:
 	test/check
 
-LINUX ?= 6.1
 KDEB_DIR ?= out/kernel-deb
-KDEB_ARGS = --linux '$(LINUX)' --out '$(KDEB_DIR)' \
+KDEB_ARGS = $(if $(LINUX),--linux '$(LINUX)') --out '$(KDEB_DIR)' \
 	$(if $(KCONFIG),--config '$(KCONFIG)') $(if $(KTREE),--tree '$(KTREE)') \
-	$(if $(KDEB_LOCALVERSION),--localversion '$(KDEB_LOCALVERSION)')
+	$(if $(KDEB_LOCALVERSION),--localversion '$(KDEB_LOCALVERSION)') \
+	$(if $(KDEB_CONFIG_ONLY),--config-only)
 kernel-deb:
 	mk/kernel-deb.sh $(strip $(KDEB_ARGS))
 

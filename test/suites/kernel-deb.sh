@@ -1,6 +1,8 @@
 #!/bin/bash
 # test/suites/kernel-deb.sh - the Dom0 half of test/kernel-deb: the lab
-# booted the vmlinuz of a linux-image .deb of mk/kernel-deb.sh as Dom0
+# booted the vmlinuz of a linux-image .deb of mk/kernel-deb.sh --config
+# lab --tree lab (the lab's configuration: the lab's initramfs needs its
+# built-in virtio and 9p) as Dom0
 # (test/lab/run --kernel-image, --no-module); this installs that kernel's
 # packages the way an operator does and loads the xen_ptswap module that
 # DKMS built on the host against the headers package.
