@@ -183,8 +183,7 @@ cycle() {
 
 # nap SECONDS: sleep without starting a process (a fork and exec take
 # up to a second under QEMU's software CPU with the load running).
-# (A FIFO opened read-write that nobody writes to: the lab's Dom0 has no
-# /dev/fd for <(:).)
+# (A FIFO opened read-write that nobody writes to.)
 mkfifo "$WORK/nap.fifo" && exec {nap_fd}<>"$WORK/nap.fifo"
 nap() { read -r -t "$1" -u "$nap_fd" _; }
 

@@ -52,8 +52,8 @@ for name in "$@"; do
 	echo "# reach: $name"
 	t0=$SECONDS
 	n=0 nfail=0 rc=
-	# A pipe, read by this shell (lastpipe): Dom0 has no /dev/fd for a
-	# process substitution.
+	# A pipe, read by this shell (lastpipe), so that the counters below
+	# outlive the loop.
 	{ bash "$SUITES/$name.sh" </dev/null 2>&1; echo "reach-status $?"; } |
 	while IFS= read -r line; do
 		case $line in
