@@ -23,11 +23,11 @@
 #      batches of 1024, unmap them: the public proof of concept's test)
 #      into out/ab-foreign-guest.*;
 #      the guest checks its whole memory pattern after every operation;
-# ab-run prints each boot's table inside it (the A/B one with issue 5's
+# ab-run prints each boot's table inside it (the A/B one with its
 # targets, also kept in out/ab-$AB_BENCH.txt) and test/lab/run relays the
 # booted system's console here, so each table appears once; then one line
 # points to the files.  Last, for AB_BENCH=madv, tools/lab-targets marks
-# issue 23's targets from this run's files in out/ (which this script
+# the performance targets from this run's files in out/ (which this script
 # removes first, so that a file an earlier run left is never read).  The AB_* values are checked before anything boots.
 #
 # Usage: tools/lab-ab.sh        (or: make lab)
