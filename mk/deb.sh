@@ -31,9 +31,12 @@
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$REPO/out/deb keep=0
-# What dpkg-buildpackage needs here (mk/debian/control's Build-Depends,
-# plus dpkg-dev and the compiler): Debian 12 and 13 package names.
-BUILD_DEPS=(dpkg-dev debhelper dh-dkms libxen-dev gcc make libc6-dev)
+# What dpkg-buildpackage needs here: mk/debian/control's Build-Depends
+# (debhelper-compat, dh-sequence-dkms, libxen-dev) and build-essential,
+# the build dependency every Debian package has without naming it (Debian
+# Policy 4.2), which dpkg-checkbuilddeps requires too (a minimal Debian 13
+# system lacks it: test/debian13-userland).  Debian 12 and 13 names.
+BUILD_DEPS=(build-essential debhelper dh-dkms libxen-dev)
 
 die() { local rc=$1; shift; echo "deb: $*" >&2; exit "$rc"; }
 note() { echo "deb: $*"; }

@@ -58,7 +58,7 @@
 # the newest version there is taken.  Its tarball is extracted into a
 # scratch folder under $TMPDIR (default /var/tmp), the series applied with
 # `patch -p1`, the configuration made and checked, and `make bindeb-pkg`
-# run there.  The packages a kernel package build needs (gcc, make,
+# run there.  The packages a kernel package build needs (build-essential, gcc, make,
 # libc6-dev, bc, bison, flex, libelf-dev, libssl-dev, kmod, cpio, rsync,
 # dpkg-dev, fakeroot, python3, xz-utils, patch; debhelper for 6.12 and
 # 7.3; dwarves when the configuration has DEBUG_INFO_BTF; zstd, lz4 or
@@ -497,8 +497,10 @@ if [ $config_only = 1 ]; then
 fi
 
 # ------------------------------------------------------------------- build
-build_pkgs=(gcc make libc6-dev bc bison flex libelf-dev libssl-dev kmod cpio rsync
-	dpkg-dev fakeroot python3 xz-utils)
+# build-essential: dpkg-buildpackage, which bindeb-pkg runs, checks it
+# as every Debian package's implicit build dependency (Debian Policy 4.2).
+build_pkgs=(build-essential gcc make libc6-dev bc bison flex libelf-dev libssl-dev kmod
+	cpio rsync dpkg-dev fakeroot python3 xz-utils)
 [ $dh = 1 ] && build_pkgs+=(debhelper)
 grep -qx 'CONFIG_DEBUG_INFO_BTF=y' "$cfg" && build_pkgs+=(dwarves)
 grep -qxE 'CONFIG_(KERNEL|MODULE_COMPRESS|RD)_ZSTD=y' "$cfg" && build_pkgs+=(zstd)
