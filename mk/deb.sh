@@ -10,8 +10,8 @@
 #               older xen-ptswap-{dkms,tools} .debs there are removed first
 #   --keep      keep the scratch folder (printed); otherwise it is removed
 #
-# How: the build dependencies are checked first (the list below, as in
-# mk/debian/control); as root the missing ones are installed with
+# How: the build dependencies are checked first (the list below:
+# mk/debian/control's and build-essential); as root the missing ones are installed with
 # apt-get, otherwise the script names them and stops.  The files the
 # packages need (dkms.conf, Kbuild, module/, include/, tools/, LICENSE,
 # LICENSES/) and mk/debian/ as debian/ are copied into a scratch folder
