@@ -51,6 +51,10 @@
 #   status-broken-calls  --stats of that copy with calls + 1: exit status 1
 #                        and a FAIL line naming the invariant "calls"
 #   rmmod
+#   ab-run               xen-ptswap-ab-run (the packaged runner) --bench madv
+#                        --size 16M --rounds 1 --variants unloaded,<that
+#                        mode>: exit 0 and a time for both in its CSV
+#   ab-run-unloads       the module is not loaded after it
 #   remove               apt-get remove -y of both packages, then
 #   remove-src, remove-dkms, remove-ko, remove-tools, remove-modprobe-conf:
 #                        no /usr/src/xen-ptswap-*, no xen-ptswap in `dkms
@@ -323,6 +327,38 @@ if xps_loaded; then
 	else
 		fail rmmod "$(tr '\n' ' ' <"$WORK/rmmod.err")"
 	fi
+fi
+
+# The packaged A/B runner: a short MADV_DONTNEED A/B of the module unloaded
+# and in the mode auto chose (it loads and unloads the module itself).
+# What it checks is that the package's wrapper finds its benchmarks and
+# the module, not the times.
+ab_ran=0
+if xps_loaded; then
+	fail ab-run "cannot run: xen_ptswap is still loaded (the rmmod check failed)"
+elif [ -x /usr/sbin/xen-ptswap-ab-run ]; then
+	ab_ran=1
+	timeout -k 10 600 xen-ptswap-ab-run --bench madv --size 16M --rounds 1 --warmup 0 \
+		--variants "unloaded,$want" --bpftrace off --png none --csv "$WORK/ab.csv" \
+		>"$WORK/ab.out" 2>&1
+	rc=$?
+	got=$(awk -F, 'NR > 1 && $4 > 0 { print $2 }' "$WORK/ab.csv" 2>/dev/null | sort -u | tr '\n' ' ')
+	if [ $rc = 0 ] && [ "$got" = "$(printf '%s\n' unloaded "$want" | sort -u | tr '\n' ' ')" ]; then
+		pass ab-run
+		grep -E "^ *(variant|unloaded|$want) " "$WORK/ab.out" | sed 's/^/# ab-run: /'
+	else
+		fail ab-run "exit status $rc, variants with a time in its CSV: '$got' (want unloaded and $want): $(tail -n 3 "$WORK/ab.out" | tr '\n' ' ')"
+	fi
+else
+	fail ab-run "no /usr/sbin/xen-ptswap-ab-run after the install"
+fi
+if [ $ab_ran = 0 ]; then
+	fail ab-run-unloads "cannot run: xen-ptswap-ab-run did not run"
+elif xps_loaded; then
+	fail ab-run-unloads "xen_ptswap still loaded after xen-ptswap-ab-run"
+	rmmod xen_ptswap 2>/dev/null
+else
+	pass ab-run-unloads
 fi
 
 # --- apt-get remove ----------------------------------------------------------
