@@ -519,9 +519,15 @@ fi
 note "log: $LOG"
 t0=$SECONDS
 # DPKG_FLAGS=-d: the build dependencies debian/control lists are not all
-# needed; the packages above are.  DEB_BUILD_OPTIONS=terse: kbuild's
-# short lines (newer debian/rules otherwise turns on KBUILD_VERBOSE).
-DEB_BUILD_OPTIONS=terse kmake -j"$(nproc)" DPKG_FLAGS=-d bindeb-pkg >>"$LOG" 2>&1 ||
+# needed; the packages above are.  KBUILD_VERBOSE=0 in the environment:
+# kbuild's short lines (newer debian/rules turns KBUILD_VERBOSE on when it
+# is not set).  Not DEB_BUILD_OPTIONS=terse: with it dpkg-buildpackage
+# appends " --no-print-directory" to MAKEFLAGS, and under Debian 13's GNU
+# make 4.4 that lands after the "--" behind which the command line's
+# variables sit: debian/rules stops with "No rule to make target
+# '--no-print-directory'" (test/debian13-userland --build; Debian 12's
+# make 4.3 built).
+KBUILD_VERBOSE=0 kmake -j"$(nproc)" DPKG_FLAGS=-d bindeb-pkg >>"$LOG" 2>&1 ||
 	die 4 "make bindeb-pkg failed: $(grep -m1 -E 'error:|Error [0-9]|\*\*\*' "$LOG" | cut -c1-200), see $LOG"
 t_build=$((SECONDS - t0))
 compiled=$(grep -c '^  CC ' "$LOG")
