@@ -44,5 +44,13 @@ depmod -a 2>/dev/null
 # Bring the loopback interface up for tools that want it.
 ip link set lo up 2>/dev/null
 
+# The emulated CPU must keep RFLAGS across CMPXCHG16B: QEMU before 8.0
+# does not, and the single-step #DBs that follow look like the kernel's
+# (test/qemu-flags/cmpxchg16b-flags.c, built by test/lab/run).
+if ! cpu=$(/xps-lab/cmpxchg16b-flags); then
+	echo "dom0-run: the emulated CPU fails test/qemu-flags/cmpxchg16b-flags.c ($cpu): boot the lab on QEMU 8.0 or newer (test/lab/run installs it)" >&2
+	exit 125
+fi
+
 cd /xps || exit 125
 exec /bin/bash /xps-lab/cmd.sh
