@@ -46,9 +46,11 @@ ip link set lo up 2>/dev/null
 
 # The emulated CPU must keep RFLAGS across CMPXCHG16B: QEMU before 8.0
 # does not, and the single-step #DBs that follow look like the kernel's
-# (test/qemu-flags/cmpxchg16b-flags.c, built by test/lab/run).
+# (test/qemu-flags/cmpxchg16b-flags.c, built by test/lab/run).  A CPU that
+# fails ends the boot as a failed userland setup: test/lab/run reads the
+# "XPS-LAB: init failed" line, prints it as its "lab:" line, exits 123.
 if ! cpu=$(/xps-lab/cmpxchg16b-flags); then
-	echo "dom0-run: the emulated CPU fails test/qemu-flags/cmpxchg16b-flags.c ($cpu): boot the lab on QEMU 8.0 or newer (test/lab/run installs it)" >&2
+	echo "XPS-LAB: init failed: the emulated CPU fails test/qemu-flags/cmpxchg16b-flags.c ($cpu): boot the lab on QEMU 8.0 or newer (test/lab/run installs it)"
 	exit 125
 fi
 
