@@ -44,15 +44,12 @@ depmod -a 2>/dev/null
 # Bring the loopback interface up for tools that want it.
 ip link set lo up 2>/dev/null
 
-# The emulated CPU must keep RFLAGS across CMPXCHG16B: QEMU before 8.0
-# does not, and the single-step #DBs that follow look like the kernel's
-# (test/qemu-flags/cmpxchg16b-flags.c, built by test/lab/run).  A CPU that
-# fails ends the boot as a failed userland setup: test/lab/run reads the
-# "XPS-LAB: init failed" line, prints it as its "lab:" line, exits 123.
-if ! cpu=$(/xps-lab/cmpxchg16b-flags); then
-	echo "XPS-LAB: init failed: the emulated CPU fails test/qemu-flags/cmpxchg16b-flags.c ($cpu): boot the lab on QEMU 8.0 or newer (test/lab/run installs it)"
-	exit 125
-fi
+# Whether the emulated CPU keeps RFLAGS across CMPXCHG16B: QEMU 7.2, the
+# lab's, does not, and a single-step #DB that follows looks like the
+# kernel's (test/qemu-flags/cmpxchg16b-flags.c, built by test/lab/run;
+# docs/testing.md, "Failures explained").  Reported on the console for
+# the serial log, not fatal.
+echo "XPS-LAB: cpu: cmpxchg16b-flags: $(/xps-lab/cmpxchg16b-flags)"
 
 cd /xps || exit 125
 exec /bin/bash /xps-lab/cmd.sh
