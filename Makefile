@@ -3,9 +3,9 @@
 #   make lab      the project's main job: build and boot the lab (Xen plus a
 #                 PV Dom0 under QEMU), run the A/B benchmark with and
 #                 without the module and the native floor, print the table
-#                 (Debian 12's stack, Xen 4.17 + Linux 6.1; AB_STACK=debian13
-#                 for Xen 4.20 + Linux 6.12, AB_STACK=staging for upstream's
-#                 staging + Linux 6.12: see tools/lab-ab.sh)
+#                 (Debian 12's stack, Xen 4.17 + Linux 6.1; STACK=NAME for
+#                 another of test/lab/stacks/: debian13, qubes-4.2,
+#                 qubes-4.3, xen-4.22, xen-staging...: see tools/lab-ab.sh)
 #   make check    the tests: checkpatch (test/checkpatch), the lab's
 #                 self-test and every suite in test/suites/SUITES, each in
 #                 a lab boot; ends with "N passed, N failed"
@@ -38,7 +38,7 @@
 all: module
 
 lab:
-	tools/lab-ab.sh
+	$(if $(STACK),AB_STACK=$(STACK)) tools/lab-ab.sh
 
 check:
 	test/check

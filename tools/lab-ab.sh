@@ -35,13 +35,15 @@
 #   not 0)  AB_ROUNDS=5  AB_BENCH=madv (madv|munmap|foreign)
 #   AB_FRAMES=65536 AB_BATCH=1024 (foreign only; positive integers, like
 #   AB_ROUNDS)
-#   AB_STACK=debian12 (Xen 4.17.5 + Linux 6.1, Debian 12's, the default:
-#   a cold run builds in about 20 min) or debian13 (Xen 4.20.4 + Linux 6.12
-#   with Debian 13's options and the 4.20 toolstack; a cold run builds
-#   the 6.12 kernel and that toolstack first, 40-60 min on 2 cores): the
-#   stack of every boot, the native floor's kernel included; or staging
-#   (upstream's Xen staging with its series and toolstack, Linux 6.12 as
-#   for debian13).
+#   AB_STACK=debian12 (make lab STACK=NAME): the stack of every boot, the
+#   native floor's kernel included: a file of test/lab/stacks/ (debian12:
+#   Xen 4.17.5 + Linux 6.1, Debian 12's, the default, a cold run builds in
+#   about 20 min; debian13: Xen 4.20.4 + Linux 6.12 with Debian 13's
+#   options and the 4.20 toolstack; qubes-4.2: Xen 4.17.5 + Linux 6.18
+#   with Qubes OS's options; qubes-4.3: Xen 4.19.6 and its toolstack +
+#   Linux 6.18; xen-4.22, xen-staging ("staging" too): that Xen with
+#   Linux 6.12; a cold run of a stack other than debian12 builds its
+#   kernel and toolstack first, 40-60 min on 2 cores).
 #   LAB_OPTS="" extra test/lab/run options for the Xen boots (e.g.
 #   "--timeout 3600").  AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
 #   AB_GUEST_ROUNDS=3 (the guest boot takes about 20 min on 2 cores:
@@ -78,12 +80,14 @@ if ! [[ $size =~ ^[0-9]+[KkMmGg]?(i?B)?$ ]]; then
 elif [[ $size =~ ^0+[KkMmGg]?(i?B)?$ ]]; then
 	bad "AB_SIZE=$size: the size must be more than 0"
 fi
-case ${AB_STACK:-debian12} in
-debian12) stack=() ;;
-debian13) stack=(--linux 6.12 --xen-version 4.20) ;;
-staging) stack=(--linux 6.12 --xen-version staging) ;;
-*) bad "AB_STACK=$AB_STACK: debian12, debian13 or staging" ;;
-esac
+# A stack is a file of test/lab/stacks/ (test/lab/run --stack); "staging"
+# is the old name of xen-staging.
+stack_name=${AB_STACK:-debian12}
+[ "$stack_name" = staging ] && stack_name=xen-staging
+if ! [[ $stack_name =~ ^[a-z0-9][a-z0-9.-]*$ ]] || [ ! -f "test/lab/stacks/$stack_name" ]; then
+	bad "AB_STACK=$stack_name: not a stack of test/lab/stacks/ ($(cd test/lab/stacks && echo *))"
+fi
+stack=(--stack "$stack_name")
 guests=${AB_GUESTS:-1}
 guest_mib=${AB_GUEST_MIB:-256}
 guest_rounds=${AB_GUEST_ROUNDS:-3}
@@ -127,7 +131,7 @@ else
 	native=()
 fi
 
-echo "lab-ab: A/B in one boot (${AB_STACK:-debian12}: ${stack[*]:-Xen 4.17, Linux 6.1}): unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
+echo "lab-ab: A/B in one boot (stack $stack_name: $(awk '$1 == "title" { $1 = ""; sub(/^ /, ""); print }' "test/lab/stacks/$stack_name"), Xen $(awk '$1 == "xen" { print $2 }' "test/lab/stacks/$stack_name"), Linux $(awk '$1 == "linux" { print $2 }' "test/lab/stacks/$stack_name")): unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
 # ab-run prints the table in Dom0 (test/lab/run relays it) and writes this
 # file only when it completes: remove an old one so the pointer below is
 # this run's.
