@@ -41,9 +41,9 @@
 #   about 20 min; debian13: Xen 4.20.4 + Linux 6.12 with Debian 13's
 #   options and the 4.20 toolstack; qubes-4.2: Xen 4.17.5 + Linux 6.18
 #   with Qubes OS's options; qubes-4.3: Xen 4.19.6 and its toolstack +
-#   Linux 6.18; xen-4.22, xen-staging ("staging" too): that Xen with
-#   Linux 6.12; a cold run of a stack other than debian12 builds its
-#   kernel and toolstack first, 40-60 min on 2 cores).
+#   Linux 6.18; xen-4.22, xen-staging ("staging" too): Xen 4.22.0 or
+#   upstream's staging with Linux 6.12; a cold run of a stack other than
+#   debian12 builds its kernel and toolstack first, 40-60 min on 2 cores).
 #   LAB_OPTS="" extra test/lab/run options for the Xen boots (e.g.
 #   "--timeout 3600").  AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
 #   AB_GUEST_ROUNDS=3 (the guest boot takes about 20 min on 2 cores:
@@ -80,9 +80,9 @@ if ! [[ $size =~ ^[0-9]+[KkMmGg]?(i?B)?$ ]]; then
 elif [[ $size =~ ^0+[KkMmGg]?(i?B)?$ ]]; then
 	bad "AB_SIZE=$size: the size must be more than 0"
 fi
-# A stack is a file of test/lab/stacks/ (test/lab/run --stack); "staging"
-# is the old name of xen-staging.
+# A stack is a file of test/lab/stacks/ (test/lab/run --stack).
 stack_name=${AB_STACK:-debian12}
+# "staging" is the old name of xen-staging.
 [ "$stack_name" = staging ] && stack_name=xen-staging
 if ! [[ $stack_name =~ ^[a-z0-9][a-z0-9.-]*$ ]] || [ ! -f "test/lab/stacks/$stack_name" ]; then
 	bad "AB_STACK=$stack_name: not a stack of test/lab/stacks/ ($(cd test/lab/stacks && echo *))"
