@@ -5,7 +5,8 @@
 #                 without the module and the native floor, print the table
 #                 (Debian 12's stack, Xen 4.17 + Linux 6.1; STACK=NAME for
 #                 another of test/lab/stacks/: debian13, qubes-4.2,
-#                 qubes-4.3, xen-4.22, xen-staging: see tools/lab-ab.sh)
+#                 qubes-4.3, xen-4.22; STACK=staging: Xen staging +
+#                 Linux 6.12; see tools/lab-ab.sh)
 #   make check    the tests: checkpatch (test/checkpatch), the lab's
 #                 self-test and every suite in test/suites/SUITES, each in
 #                 a lab boot; ends with "N passed, N failed"

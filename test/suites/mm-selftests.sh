@@ -142,51 +142,51 @@ KSM=/sys/kernel/mm/ksm
 #   programs itself.
 progs_table() {
 	cat <<'EOF'
-madv_populate         fast 6.1,6.12,7.3 300 madv_populate
-mremap_dontunmap      fast 6.1,6.12,7.3 300 mremap_dontunmap
-mrelease_test         fast 6.1,6.12,7.3 300 mrelease_test
-droppable             fast 6.12,7.3     300 droppable
-mkdirty               fast 6.12,7.3     300 mkdirty
-map_populate          fast 6.1,6.12,7.3 300 map_populate
-ksm-merge             fast 6.1,6.12,7.3 300 ksm_tests -M -p 10
-ksm-unmerge           fast 6.1,6.12,7.3 300 ksm_tests -U
-ksm-zero-pages        fast 6.1,6.12,7.3 300 ksm_tests -Z -p 10 -z 0
-ksm-use-zero-pages    fast 6.1,6.12,7.3 300 ksm_tests -Z -p 10 -z 1
-cow                   fast 6.12,7.3     600 cow
-mremap_test           fast 6.1,6.12,7.3 600 @overcommit mremap_test
-uffd-unit-zeropage    fast 6.12,7.3     300 uffd-unit-tests -f zeropage
-uffd-unit-wp-unpop    fast 6.12,7.3     300 uffd-unit-tests -f wp-unpopulated
-uffd-unit-wp-fork     fast 6.12,7.3     300 uffd-unit-tests -f wp-fork
-uffd-stress-anon      fast 6.12,7.3     600 uffd-stress anon 20 16
+madv_populate         fast 6.1,6.12,6.18,7.3 300 madv_populate
+mremap_dontunmap      fast 6.1,6.12,6.18,7.3 300 mremap_dontunmap
+mrelease_test         fast 6.1,6.12,6.18,7.3 300 mrelease_test
+droppable             fast 6.12,6.18,7.3     300 droppable
+mkdirty               fast 6.12,6.18,7.3     300 mkdirty
+map_populate          fast 6.1,6.12,6.18,7.3 300 map_populate
+ksm-merge             fast 6.1,6.12,6.18,7.3 300 ksm_tests -M -p 10
+ksm-unmerge           fast 6.1,6.12,6.18,7.3 300 ksm_tests -U
+ksm-zero-pages        fast 6.1,6.12,6.18,7.3 300 ksm_tests -Z -p 10 -z 0
+ksm-use-zero-pages    fast 6.1,6.12,6.18,7.3 300 ksm_tests -Z -p 10 -z 1
+cow                   fast 6.12,6.18,7.3     600 cow
+mremap_test           fast 6.1,6.12,6.18,7.3 600 @overcommit mremap_test
+uffd-unit-zeropage    fast 6.12,6.18,7.3     300 uffd-unit-tests -f zeropage
+uffd-unit-wp-unpop    fast 6.12,6.18,7.3     300 uffd-unit-tests -f wp-unpopulated
+uffd-unit-wp-fork     fast 6.12,6.18,7.3     300 uffd-unit-tests -f wp-fork
+uffd-stress-anon      fast 6.12,6.18,7.3     600 uffd-stress anon 20 16
 userfaultfd-anon      fast 6.1          900 userfaultfd anon 20 16
-mlock2-tests          all 6.1,6.12,7.3 300 mlock2-tests
-map_fixed_noreplace   all 6.1,6.12,7.3 300 map_fixed_noreplace
-mlock-random-test     all 6.1,6.12,7.3 300 mlock-random-test
-on-fault-limit        all 6.1,6.12,7.3 300 @nobody on-fault-limit
-memfd_secret          all 6.1,6.12,7.3 300 memfd_secret
-mdwe_test             all 6.12,7.3     300 mdwe_test
-mseal_test            all 6.12,7.3     300 mseal_test
+mlock2-tests          all 6.1,6.12,6.18,7.3 300 mlock2-tests
+map_fixed_noreplace   all 6.1,6.12,6.18,7.3 300 map_fixed_noreplace
+mlock-random-test     all 6.1,6.12,6.18,7.3 300 mlock-random-test
+on-fault-limit        all 6.1,6.12,6.18,7.3 300 @nobody on-fault-limit
+memfd_secret          all 6.1,6.12,6.18,7.3 300 memfd_secret
+mdwe_test             all 6.12,6.18,7.3     300 mdwe_test
+mseal_test            all 6.12,6.18,7.3     300 mseal_test
 seal_elf              all 6.12         300 seal_elf
-gup_longterm          all 6.12,7.3     300 gup_longterm
-uffd-unit-register    all 6.12,7.3     300 uffd-unit-tests -f register-ioctls
-soft-dirty            all  6.1,6.12,7.3 300 soft-dirty
-ksm_functional_tests  all  6.12,7.3     600 ksm_functional_tests
-pagemap_ioctl         all  6.12,7.3     600 pagemap_ioctl
-guard-regions         all  7.3          900 guard-regions
-process_madv          all  7.3          900 process_madv
-merge                 all  7.3          900 merge
-rmap                  all  7.3          900 rmap
-pfnmap                all  7.3          900 pfnmap
-uffd-wp-mremap        all  7.3          900 uffd-wp-mremap
-uffd-unit-move        all  6.12,7.3     300 uffd-unit-tests -f move
-uffd-unit-minor       all  6.12,7.3     600 uffd-unit-tests -f minor
+gup_longterm          all 6.12,6.18,7.3     300 gup_longterm
+uffd-unit-register    all 6.12,6.18,7.3     300 uffd-unit-tests -f register-ioctls
+soft-dirty            all  6.1,6.12,6.18,7.3 300 soft-dirty
+ksm_functional_tests  all  6.12,6.18,7.3     600 ksm_functional_tests
+pagemap_ioctl         all  6.12,6.18,7.3     600 pagemap_ioctl
+guard-regions         all  6.18,7.3          900 guard-regions
+process_madv          all  6.18,7.3          900 process_madv
+merge                 all  6.18,7.3          900 merge
+rmap                  all  6.18,7.3          900 rmap
+pfnmap                all  6.18,7.3          900 pfnmap
+uffd-wp-mremap        all  6.18,7.3          900 uffd-wp-mremap
+uffd-unit-move        all  6.12,6.18,7.3     300 uffd-unit-tests -f move
+uffd-unit-minor       all  6.12,6.18,7.3     600 uffd-unit-tests -f minor
 uffd-unit-rwp         all  7.3          900 uffd-unit-tests -f rwp
-uffd-unit-sigbus      all  6.12,7.3     600 uffd-unit-tests -f sigbus
-uffd-unit-events      all  6.12,7.3     900 uffd-unit-tests -f events
-uffd-unit-poison      all  6.12,7.3     900 uffd-unit-tests -f poison
-uffd-unit-mmap-chg    all  7.3          900 uffd-unit-tests -f mmap-changing
-uffd-stress-shmem     all  6.12,7.3     600 uffd-stress shmem 20 16
-uffd-stress-shmem-priv all 6.12,7.3     600 uffd-stress shmem-private 20 16
+uffd-unit-sigbus      all  6.12,6.18,7.3     600 uffd-unit-tests -f sigbus
+uffd-unit-events      all  6.12,6.18,7.3     900 uffd-unit-tests -f events
+uffd-unit-poison      all  6.12,6.18,7.3     900 uffd-unit-tests -f poison
+uffd-unit-mmap-chg    all  6.18,7.3          900 uffd-unit-tests -f mmap-changing
+uffd-stress-shmem     all  6.12,6.18,7.3     600 uffd-stress shmem 20 16
+uffd-stress-shmem-priv all 6.12,6.18,7.3     600 uffd-stress shmem-private 20 16
 userfaultfd-anon-dev  all  6.1          900 userfaultfd anon:dev 20 16
 userfaultfd-shmem     all  6.1          900 userfaultfd shmem 20 16
 userfaultfd-shmem-dev all  6.1          900 userfaultfd shmem:dev 20 16

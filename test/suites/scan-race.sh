@@ -48,7 +48,7 @@ start_suite
 note "scan-race: kernel $(uname -r), delay $DELAY_US us, $ROUNDS rounds"
 correctness_prog_dir pagemap_scan
 [ -e /sys/kernel/debug/xen_lazy_leave_delay_us ] ||
-	note "no /sys/kernel/debug/xen_lazy_leave_delay_us (not the lab's 6.12 debug kernel): the program fails as cannot run"
+	note "no /sys/kernel/debug/xen_lazy_leave_delay_us (not the lab's 6.12 or 6.18 debug kernel): the program fails as cannot run"
 
 for mode in unloaded batched; do
 	xps_loaded && rmmod xen_ptswap 2>/dev/null
