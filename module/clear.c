@@ -38,7 +38,7 @@
  * the queue.  A second call for that entry while its clear is still
  * queued would read the value the clear replaces and return it twice
  * (the caller would free its page twice).  No lazy MMU section of 6.1,
- * 6.12 or 7.3 clears an entry twice: this is a tripwire for a future
+ * 6.12, 6.18 or 7.3 clears an entry twice: this is a tripwire for a future
  * caller that does, and remembers one entry only.  Per CPU because the
  * queue is: a task that moves to another CPU leaves lazy MMU mode on the
  * way, which issues the queue.
