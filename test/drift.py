@@ -743,7 +743,8 @@ def check_make(docs):
 
 def suites_lines():
     """[(line number, {xen, xen_kind, linux, kernel, series, full})] of
-    test/suites/SUITES, with test/lab/run's defaults filled in."""
+    test/suites/SUITES, as test/lab/run resolves each line's options
+    (--stack, the defaults): its --build-id line."""
     out = []
     path = os.path.join(REPO, 'test', 'suites', 'SUITES')
     if not os.path.isfile(path):
@@ -756,17 +757,24 @@ def suites_lines():
             full = words[0] == 'full'
             if full:
                 words = words[1:]
-            opt = {'--xen': 'patched', '--xen-version': '4.17', '--linux': '6.1',
-                   '--kernel': 'patched', '--series': 'module'}
-            for k, w in enumerate(words[:-1]):
-                if w in opt:
-                    opt[w] = words[k + 1]
-            kind, ver = opt['--xen'], opt['--xen-version']
+            # --allow-log=REGEX runs to the next " --" or the end (test/check).
+            opts = ' '.join(words[1:])
+            opts = re.sub(r'(^| )--allow-log=.*?(?= --|$)', '', opts)
+            try:
+                res = subprocess.run([os.path.join(REPO, 'test', 'lab', 'run'), '--build-id']
+                                     + opts.split() + ['--', 'true'],
+                                     capture_output=True, text=True, timeout=60)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            m = re.match(r'build xen=([^/ ]+)/([^/ ]+)\S* kernel=([^/ ]+)/([^/ ]+)/(\S+) ',
+                         res.stdout)
+            if res.returncode != 0 or not m:
+                continue
+            kind, ver, kernel, linux, series = m.groups()
             if kind == 'stock-4.20':
-                kind, ver = 'stock', '4.20'
-            out.append((n, {'xen': ver, 'xen_kind': kind, 'linux': opt['--linux'],
-                            'kernel': opt['--kernel'], 'series': opt['--series'],
-                            'full': full}))
+                kind = 'stock'
+            out.append((n, {'xen': ver, 'xen_kind': kind, 'linux': linux,
+                            'kernel': kernel, 'series': series, 'full': full}))
     return out
 
 
