@@ -141,13 +141,32 @@ measure() {
 		"swapped=$S_swapped hcall_errors=$S_hcall_errors fallbacks=$S_fallbacks native=$S_native"
 }
 
+# xen_uart_polled: true once Xen has switched its console UART from its
+# interrupt to polling ("uart interrupt taking more than Nms, switched to
+# polling" in xl dmesg: Xen 4.20 and later, drivers/char/ns16550.c, when
+# one interrupt takes longer than a few ms, as a flood of console output
+# under QEMU's software CPU can make it).  Each poll then runs
+# __ns16550_poll() through run_in_exception_handler(), a ud2 of Xen's own,
+# which Xen's "exceptions" counter counts as an invalid opcode: not a
+# trap of Dom0's.
+xen_uart_polled() {
+	xl dmesg 2>/dev/null | grep -q 'uart interrupt taking more than .*switched to polling'
+}
+
 # no_trap_per_page CHECK: in the last measure(), fewer than 1 exception in
 # 100 released pages beyond xenperf's own page faults, and no invalid
-# opcode (a WARN's ud2) at all.
+# opcode (a WARN's ud2) at all.  Once Xen polls its UART (above), its own
+# invalid opcodes are left out of both counts, with a note: a WARN in
+# Dom0 still fails the kernel-log checks.
 no_trap_per_page() {
-	local extra=$((M_exc - M_spawnflt))
+	local extra=$((M_exc - M_spawnflt)) ud=$M_ud
 
-	if [ $((extra * 100)) -lt "$M_pages" ] && [ "$M_ud" -eq 0 ]; then
+	if [ "$M_ud" -gt 0 ] && xen_uart_polled; then
+		info "$1: Xen polls its console UART (xl dmesg: switched to polling), whose ud2 per poll Xen counts as an invalid opcode: $M_ud left out"
+		extra=$((extra - M_ud))
+		ud=0
+	fi
+	if [ $((extra * 100)) -lt "$M_pages" ] && [ "$ud" -eq 0 ]; then
 		pass "$1"
 	else
 		fail "$1" "$extra exceptions beyond xenperf's page faults ($M_ud invalid opcode) for $M_pages pages"
