@@ -51,8 +51,9 @@
 # Environment: XPS_STRESS_SECONDS (default 20), XPS_PROG_TIMEOUT (a hang
 # guard per program, default 300 s), XPS_RACE_ROUNDS (shmem_race, 48),
 # XPS_CORRECTNESS_SKIP (programs, and "stress" for stress-ng, that this
-# run leaves out, space-separated: where they cannot run, e.g. inside a
-# DomU, test/suites/guest-module.sh; each is named in a "# skipped" note).
+# run leaves out, separated by spaces or commas (test/lab/run --env takes
+# no spaces): where they cannot run, e.g. inside a DomU,
+# test/suites/guest-module.sh; each is named in a "# skipped" note).
 
 set -u
 SUITES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -140,7 +141,9 @@ check_counters() {
 # skip_listed NAME: NAME is in $XPS_CORRECTNESS_SKIP; skipped NAME: the
 # same, and says so.
 skip_listed() {
-	case " ${XPS_CORRECTNESS_SKIP:-} " in *" $1 "*) return 0 ;; esac
+	local list=" ${XPS_CORRECTNESS_SKIP:-} "
+
+	case ${list//,/ } in *" $1 "*) return 0 ;; esac
 	return 1
 }
 skipped() {
