@@ -822,7 +822,7 @@ def section_of(doc, lineno):
 def matrix_rows(doc):
     """The support matrix of README.md: rows that claim a tested combination,
     as (line, col, version text, xen versions, xen kind, linux versions,
-    kernel kind, series, every-run?, what the row says)."""
+    kernel kind, series, every-run?, what the row says, its state cell)."""
     out = []
     if doc.rel != 'README.md':
         return out
@@ -857,7 +857,8 @@ def matrix_rows(doc):
             line = doc.lines[n - 1]
             for v in kvers or [None]:
                 pos = line.find(v, line.find(c[col['kernel']])) if v else -1
-                out.append((n, pos, v, xvers, xkind, v, kkind, series, every, c[0]))
+                out.append((n, pos, v, xvers, xkind, v, kkind, series, every, c[0],
+                            c[col['state']]))
     return out
 
 
@@ -870,6 +871,10 @@ def suite_matches(xv, xkind, lv, kkind, series, every):
         if xkind == 'stock' and s['xen_kind'] != 'stock':
             continue
         if xkind == 'patched' and s['xen_kind'] not in ('patched', 'debug'):
+            continue
+        if xkind == 'release' and s['xen_kind'] != 'patched':
+            continue
+        if xkind == 'debug' and s['xen_kind'] != 'debug':
             continue
         if lv is not None and s['linux'] != lv:
             continue
@@ -886,8 +891,22 @@ def suite_matches(xv, xkind, lv, kkind, series, every):
 def check_matrix(docs):
     findings, items = [], []
     for doc in docs:
-        for n, pos, vtext, xvers, xkind, lv, kkind, series, every, host in matrix_rows(doc):
+        for n, pos, vtext, xvers, xkind, lv, kkind, series, every, host, state \
+                in matrix_rows(doc):
             ok = True
+            # "every make check ... on the debug Xen 4.19" (or "release
+            # build"), before any "whole matrix": that build every run.
+            if every and xkind == 'patched':
+                head = re.split(r'whole matrix', plain(state))[0]
+                for build in sorted(set(re.findall(r'\b(release|debug) (?:xen|build)\b', head))):
+                    for xv in xvers:
+                        if suite_matches(xv, build, lv, kkind, series, True) is None:
+                            ok = False
+                            findings.append((doc.rel, n, 'the support matrix row "%s" says '
+                                             'the %s Xen %s with Linux %s runs every '
+                                             '`make check`, but test/suites/SUITES has no '
+                                             'such line outside "full"' % (
+                                                 host, build, xv, lv or '(any version)')))
             for xv in xvers:
                 if suite_matches(xv, xkind, lv, kkind, series, every) is None:
                     ok = False
