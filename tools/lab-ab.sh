@@ -46,7 +46,9 @@
 #   min on 2 cores); or staging, not a stack: upstream's Xen staging with
 #   its series and toolstack, Linux 6.12 as in debian13.
 #   LAB_OPTS="" extra test/lab/run options for the Xen boots (e.g.
-#   "--timeout 3600").  AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
+#   "--timeout 3600").  AB_HOST=1 (0: boots 1 and 2 left out, the guest
+#   boot only; AB_BENCH=madv and AB_GUESTS=1 then)
+#   AB_GUESTS=1 (0: no guest boot) AB_GUEST_MIB=256
 #   AB_GUEST_ROUNDS=3 (the guest boot takes about 20 min on 2 cores:
 #   each save, restore and migration of 256 MiB takes 15-40 s under QEMU,
 #   plus a full check of the guest's memory after each).
@@ -95,7 +97,11 @@ fi
 guests=${AB_GUESTS:-1}
 guest_mib=${AB_GUEST_MIB:-256}
 guest_rounds=${AB_GUEST_ROUNDS:-3}
+host=${AB_HOST:-1}
 case $guests in 0|1) ;; *) bad "AB_GUESTS=$guests: 0 or 1" ;; esac
+case $host in 0|1) ;; *) bad "AB_HOST=$host: 0 or 1" ;; esac
+[ "$host" = 1 ] || { [ "$guests" = 1 ] && [ "$bench" = madv ]; } ||
+	bad "AB_HOST=0 leaves only the guest boot: it needs AB_GUESTS=1 and AB_BENCH=madv"
 for v in AB_ROUNDS="$rounds" AB_FRAMES="$frames" AB_BATCH="$batch" \
 	AB_GUEST_MIB="$guest_mib" AB_GUEST_ROUNDS="$guest_rounds"; do
 	[[ ${v#*=} =~ ^0*[1-9][0-9]*$ ]] || bad "$v: not a positive integer"
@@ -124,7 +130,10 @@ per_bench='make -s -C tools || exit 1
 	if [ -n "${XPS_REQ_COST:-}" ]; then tools/req-cost -o out/req-cost.txt || rc=1; fi
 	exit $rc'
 
-if [ "$bench" != foreign ]; then
+rc=0
+if [ "$host" = 0 ]; then
+	echo "lab-ab: AB_HOST=0: no native floor, no A/B boot"
+elif [ "$bench" != foreign ]; then
 	echo "lab-ab: native floor: ${benches[*]}, $size, $rounds rounds (kernel without Xen)"
 	for b in "${benches[@]}"; do rm -f "out/native-$b.csv"; done
 	test/lab/run ${stack[@]+"${stack[@]}"} --kernel native -- bash -c "$per_bench" ab-run "${benches[@]}" -- \
@@ -135,27 +144,33 @@ else
 	native=()
 fi
 
+# stack_value KEY: the value of KEY's line in the stack's file, as
+# test/lab/run reads it.
+stack_value() {
+	awk -v k="$1" '$1 == k { sub(/^[^ \t]+[ \t]+/, ""); print; exit }' "test/lab/stacks/$stack_name"
+}
 if [ "$stack_name" = staging ]; then
 	what="Xen staging, Linux 6.12"
 else
-	what="stack $stack_name: $(awk '$1 == "title" { $1 = ""; sub(/^ /, ""); print }' "test/lab/stacks/$stack_name"), Xen $(awk '$1 == "xen" { print $2 }' "test/lab/stacks/$stack_name"), Linux $(awk '$1 == "linux" { print $2 }' "test/lab/stacks/$stack_name")"
+	what="stack $stack_name: $(stack_value title), Xen $(stack_value xen), Linux $(stack_value linux)"
 fi
-echo "lab-ab: A/B in one boot ($what): unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
-# ab-run prints the table in Dom0 (test/lab/run relays it) and writes this
-# file only when it completes: remove an old one so the pointer below is
-# this run's.
-for b in "${benches[@]}"; do rm -f "out/ab-$b.txt"; done
-rc=0
-# shellcheck disable=SC2086 # LAB_OPTS is a list of options
-test/lab/run ${stack[@]+"${stack[@]}"} ${LAB_OPTS:-} --env XPS_REQ_COST=1 -- \
-	bash -c "$per_bench" ab-run "${benches[@]}" -- \
-	"${extra[@]}" "${native[@]}" --csv out/ab-BENCH.csv || rc=$?
+if [ "$host" = 1 ]; then
+	echo "lab-ab: A/B in one boot ($what): unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
+	# ab-run prints the table in Dom0 (test/lab/run relays it) and writes this
+	# file only when it completes: remove an old one so the pointer below is
+	# this run's.
+	for b in "${benches[@]}"; do rm -f "out/ab-$b.txt"; done
+	# shellcheck disable=SC2086 # LAB_OPTS is a list of options
+	test/lab/run ${stack[@]+"${stack[@]}"} ${LAB_OPTS:-} --env XPS_REQ_COST=1 -- \
+		bash -c "$per_bench" ab-run "${benches[@]}" -- \
+		"${extra[@]}" "${native[@]}" --csv out/ab-BENCH.csv || rc=$?
 
-for b in "${benches[@]}"; do
-	if [ -f "out/ab-$b.txt" ]; then
-		echo "(lab figures: QEMU software CPU; CSV out/ab-$b.csv, chart out/ab-$b.png)"
-	fi
-done
+	for b in "${benches[@]}"; do
+		if [ -f "out/ab-$b.txt" ]; then
+			echo "(lab figures: QEMU software CPU; CSV out/ab-$b.csv, chart out/ab-$b.png)"
+		fi
+	done
+fi
 
 if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
 	echo "lab-ab: guests: xl save, xl restore, xl migrate of a $guest_mib MiB PV guest, unloaded, batched, sync x $guest_rounds rounds"
