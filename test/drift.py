@@ -895,10 +895,18 @@ def check_matrix(docs):
                 in matrix_rows(doc):
             ok = True
             # "every make check ... on the debug Xen 4.19" (or "release
-            # build"), before any "whole matrix": that build every run.
+            # build", "release and debug builds") in a clause (between
+            # semicolons) that does not say "whole matrix": that build
+            # every run.
             if every and xkind == 'patched':
-                head = re.split(r'whole matrix', plain(state))[0]
-                for build in sorted(set(re.findall(r'\b(release|debug) (?:xen|build)\b', head))):
+                builds = set()
+                for clause in plain(state).split(';'):
+                    if 'whole matrix' in clause:
+                        continue
+                    for m in re.finditer(r'\b(release|debug)(?: and (release|debug))? '
+                                         r'(?:xen|builds?)\b', clause):
+                        builds.update(b for b in m.groups() if b)
+                for build in sorted(builds):
                     for xv in xvers:
                         if suite_matches(xv, build, lv, kkind, series, True) is None:
                             ok = False

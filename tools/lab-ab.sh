@@ -56,8 +56,8 @@
 # compressed against hardware; the per-1000-PTE counts carry over.
 # Exit status: that of the Xen boot's ab-run (0: every variant ran; the
 # targets are reported, not enforced), or the lab's (121-125, see
-# test/lab/README.md), or the native boot's if it failed; 2 when an AB_*
-# value is not valid (nothing booted).
+# test/lab/README.md), or the native boot's if it failed; with AB_HOST=0
+# the guest boot's; 2 when an AB_* value is not valid (nothing booted).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
