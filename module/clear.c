@@ -33,6 +33,9 @@
 #include "stats.h"
 #include "xen_ptswap.h"
 
+#define CREATE_TRACE_POINTS
+#include "xps_trace.h"
+
 /*
  * The entry this CPU last queued a clear of, NULL after the module issued
  * the queue.  A second call for that entry while its clear is still
@@ -168,8 +171,9 @@ static bool xps_mmu_failed(void)
 
 /**
  * xps_ptep_get_and_clear() - clear a PTE on Xen PV without a trap
- * @mm: the address space (unused: the page table page says all)
- * @addr: the virtual address the entry maps (unused)
+ * @mm: the address space (only for the trace event: the page table
+ *	page says all)
+ * @addr: the virtual address the entry maps (only for the trace event)
  * @ptep: the entry; the caller holds its page table lock, or owns the
  *	kernel mapping (vunmap), as for any ptep_get_and_clear()
  *
@@ -202,6 +206,9 @@ static bool xps_mmu_failed(void)
  *    error and warn once.  If it changed the entry but lost the old
  *    value, see xps_lost_old(): never the native xchg then.
  *
+ * Every call ends with one xen_ptswap_clear trace event (xps_trace.h)
+ * that names the class it was counted in.
+ *
  * Return: the entry that was replaced, as a raw machine (MFN) value.
  */
 pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
@@ -216,7 +223,9 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 
 	if (!PagePinned(virt_to_page(ptep))) {
 		xps_count(XPS_STAT_UNPINNED);
-		return native_ptep_get_and_clear(ptep);
+		pte = native_ptep_get_and_clear(ptep);
+		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_UNPINNED, 0);
+		return pte;
 	}
 
 	if (unlikely(this_cpu_read(xps_last_queued) == ptep))
@@ -226,6 +235,7 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	switch (xps_classify(pte, xps_mode == XPS_MODE_SYNC)) {
 	case XPS_CLEAR_NONE:
 		xps_count(XPS_STAT_NONE);
+		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_NONE, 0);
 		return pte;
 	case XPS_CLEAR_DEFER:
 		if (unlikely(xps_mmu_failed()))
@@ -234,6 +244,7 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 			break;
 		this_cpu_write(xps_last_queued, ptep);
 		xps_count(XPS_STAT_DEFERRED);
+		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_DEFERRED, 0);
 		return pte;
 	case XPS_CLEAR_SWAP:
 		break;
@@ -242,11 +253,23 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	xps_issue_queue();
 	if (xps_mode == XPS_MODE_NOSWAP) {
 		xps_count(XPS_STAT_NATIVE);
-		return native_ptep_get_and_clear(ptep);
+		pte = native_ptep_get_and_clear(ptep);
+		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_NATIVE, 0);
+		return pte;
 	}
 	err = xps_hypercall_swap(ptep, &old, &changed);
-	if (unlikely(err))
-		return changed ? xps_lost_old(pte, err) : xps_fallback(ptep, err);
+	if (unlikely(err)) {
+		if (changed) {
+			pte = xps_lost_old(pte, err);
+			trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_SWAPPED, err);
+		} else {
+			pte = xps_fallback(ptep, err);
+			trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_FALLBACKS, err);
+		}
+		return pte;
+	}
 	xps_count(XPS_STAT_SWAPPED);
-	return native_make_pte(old);
+	pte = native_make_pte(old);
+	trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_SWAPPED, 0);
+	return pte;
 }

@@ -29,6 +29,21 @@ static const char * const xps_stat_names[XPS_NR_STATS] = {
 
 static struct dentry *xps_debugfs_dir;
 
+/**
+ * xps_stat_name() - a counter's name, as the stats file prints it
+ * @stat: the counter, less than %XPS_NR_STATS
+ *
+ * Used by the trace event (xps_trace.h), whose "kind" field names the
+ * class a call ended in.
+ *
+ * Return: the name ("calls", "deferred", ...), a static string; "?" for
+ * a value out of range.
+ */
+const char *xps_stat_name(enum xps_stat stat)
+{
+	return (unsigned int)stat < XPS_NR_STATS ? xps_stat_names[stat] : "?";
+}
+
 static int xps_stats_show(struct seq_file *m, void *unused)
 {
 	int stat, cpu;

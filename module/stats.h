@@ -78,6 +78,7 @@ static inline void xps_count(enum xps_stat stat)
 
 struct dentry;
 
+const char *xps_stat_name(enum xps_stat stat);
 void xps_stats_init(void);
 struct dentry *xps_stats_dir(void);
 void xps_stats_exit(void);

@@ -32,7 +32,8 @@
 #                            fail
 #   xen_ptswap-bt-batched    with mode=batched, >= one deferred clear per
 #                            page of a 16 MiB MADV_DONTNEED of dirty pages
-#   xen_ptswap-bt-sync       with mode=sync, >= one synchronous clear per page
+#                            (the module's xen_ptswap_clear trace events)
+#   xen_ptswap-bt-sync       with mode=sync, >= one swapped clear per page
 #   ab-run-small             ab-run, 1 round, 16 MiB: exit 0, CSV rows for
 #                            unloaded, batched, sync and noswap, a PNG, a
 #                            table
@@ -288,7 +289,7 @@ check_ptswap_bt() {
 }
 if on_xen; then
 	check_ptswap_bt batched deferred
-	check_ptswap_bt sync synchronous
+	check_ptswap_bt sync swapped
 else
 	fail xen_ptswap-bt-batched "not a Xen domain: the module cannot load"
 	fail xen_ptswap-bt-sync "not a Xen domain: the module cannot load"
