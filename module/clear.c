@@ -214,18 +214,19 @@ static bool xps_mmu_failed(void)
 pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 			     pte_t *ptep)
 {
+	enum xps_stat how;
 	bool changed;
+	int err = 0;
 	pteval_t old;
 	pte_t pte;
-	int err;
 
 	xps_count(XPS_STAT_CALLS);
 
 	if (!PagePinned(virt_to_page(ptep))) {
-		xps_count(XPS_STAT_UNPINNED);
+		how = XPS_STAT_UNPINNED;
+		xps_count(how);
 		pte = native_ptep_get_and_clear(ptep);
-		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_UNPINNED, 0);
-		return pte;
+		goto out;
 	}
 
 	if (unlikely(this_cpu_read(xps_last_queued) == ptep))
@@ -234,42 +235,40 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 		pte = ptep_get(ptep);
 	switch (xps_classify(pte, xps_mode == XPS_MODE_SYNC)) {
 	case XPS_CLEAR_NONE:
-		xps_count(XPS_STAT_NONE);
-		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_NONE, 0);
-		return pte;
+		how = XPS_STAT_NONE;
+		xps_count(how);
+		goto out;
 	case XPS_CLEAR_DEFER:
 		if (unlikely(xps_mmu_failed()))
 			break;
 		if (!xps_queue_clear(ptep))
 			break;
 		this_cpu_write(xps_last_queued, ptep);
-		xps_count(XPS_STAT_DEFERRED);
-		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_DEFERRED, 0);
-		return pte;
+		how = XPS_STAT_DEFERRED;
+		xps_count(how);
+		goto out;
 	case XPS_CLEAR_SWAP:
 		break;
 	}
 
 	xps_issue_queue();
 	if (xps_mode == XPS_MODE_NOSWAP) {
-		xps_count(XPS_STAT_NATIVE);
+		how = XPS_STAT_NATIVE;
+		xps_count(how);
 		pte = native_ptep_get_and_clear(ptep);
-		trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_NATIVE, 0);
-		return pte;
+		goto out;
 	}
 	err = xps_hypercall_swap(ptep, &old, &changed);
 	if (unlikely(err)) {
-		if (changed) {
-			pte = xps_lost_old(pte, err);
-			trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_SWAPPED, err);
-		} else {
-			pte = xps_fallback(ptep, err);
-			trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_FALLBACKS, err);
-		}
-		return pte;
+		/* Each counts its own class: swapped (and lost_old), fallbacks. */
+		how = changed ? XPS_STAT_SWAPPED : XPS_STAT_FALLBACKS;
+		pte = changed ? xps_lost_old(pte, err) : xps_fallback(ptep, err);
+		goto out;
 	}
-	xps_count(XPS_STAT_SWAPPED);
+	how = XPS_STAT_SWAPPED;
+	xps_count(how);
 	pte = native_make_pte(old);
-	trace_xen_ptswap_clear(mm, addr, ptep, pte, XPS_STAT_SWAPPED, 0);
+out:
+	trace_xen_ptswap_clear(mm, addr, ptep, pte, how, err);
 	return pte;
 }

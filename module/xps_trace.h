@@ -19,7 +19,7 @@
 
 #include "stats.h"
 
-/* The longest class name, "fallbacks", and its NUL. */
+/* The longest class name, "fallbacks" (10 bytes with its NUL), fits. */
 #define XPS_TRACE_KIND_LEN 12
 
 /**
@@ -28,26 +28,29 @@
  * @addr: the user (or kernel) virtual address the entry maps
  * @ptep: the entry
  * @pte: the entry's old value the call returned, raw (an MFN; the
- *	printed "pteval" is translated to a PFN, as trace_xen_mmu_*() do)
- * @how: the class the call ended in, a counter of the stats file
+ *	printed "pteval" is translated to a PFN when the trace is read, as
+ *	trace_xen_mmu_*() do)
+ * @how: the class the call was counted in, a counter of the stats file
  *	(stats.h, enum xps_stat): %XPS_STAT_UNPINNED, %XPS_STAT_NONE,
- *	%XPS_STAT_DEFERRED, %XPS_STAT_SWAPPED, %XPS_STAT_FALLBACKS or
- *	%XPS_STAT_NATIVE.  Its name is in the "kind" field.
+ *	%XPS_STAT_DEFERRED (the entry is still present when the event fires:
+ *	its clear is queued), %XPS_STAT_SWAPPED, %XPS_STAT_FALLBACKS or
+ *	%XPS_STAT_NATIVE.  Its name is the "kind" field.
  * @err: the MMU_PT_UPDATE_SWAP error for a failed swap (class fallbacks;
  *	class swapped with a non-zero @err is a swap that cleared the entry
  *	but lost its old value, counted in lost_old too), else 0
  *
- * One event per call, after its counters were counted: at rest the
- * number of events equals the stats file's calls.
+ * One event per call, after its counters were counted.  The fields have
+ * plain C types (no pte_t, pteval_t) so that bpftrace can parse the
+ * event's format on a kernel without BTF.
  */
 TRACE_EVENT(xen_ptswap_clear,
 	    TP_PROTO(struct mm_struct *mm, unsigned long addr, pte_t *ptep,
 		     pte_t pte, enum xps_stat how, int err),
 	    TP_ARGS(mm, addr, ptep, pte, how, err),
-	    TP_STRUCT__entry(__field(struct mm_struct *, mm)
+	    TP_STRUCT__entry(__field(const void *, mm)
 			     __field(unsigned long, addr)
-			     __field(pte_t *, ptep)
-			     __field(pteval_t, pteval)
+			     __field(const void *, ptep)
+			     __field(unsigned long long, pteval)
 			     __field(int, err)
 			     __array(char, kind, XPS_TRACE_KIND_LEN)),
 	    TP_fast_assign(__entry->mm = mm;
@@ -57,13 +60,10 @@ TRACE_EVENT(xen_ptswap_clear,
 			   __entry->err = err;
 			   strscpy(__entry->kind, xps_stat_name(how),
 				   XPS_TRACE_KIND_LEN)),
-	    TP_printk("mm %p addr %lx ptep %p pteval %0*llx (raw %0*llx) kind %s err %d",
+	    TP_printk("mm %p addr %lx ptep %p pteval %016llx (raw %016llx) kind %s err %d",
 		      __entry->mm, __entry->addr, __entry->ptep,
-		      (int)sizeof(pteval_t) * 2,
 		      (unsigned long long)pte_val(native_make_pte(__entry->pteval)),
-		      (int)sizeof(pteval_t) * 2,
-		      (unsigned long long)__entry->pteval,
-		      __entry->kind, __entry->err)
+		      __entry->pteval, __entry->kind, __entry->err)
 );
 
 #endif /* XEN_PTSWAP_TRACE_H */
