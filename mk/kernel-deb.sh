@@ -174,6 +174,7 @@ if [ -z "$linux" ]; then
 		case $base_ver in
 		6.1|6.12|7.3) linux=$base_ver ;;
 		"") die 2 "$base_what names no Linux version in its first lines: give LINUX=6.1, 6.12 or 7.3" ;;
+		6.18) die 2 "$base_what is Linux 6.18's, whose series (test/linux-patch/6.18/) this script does not build: Debian has no linux-source-6.18 (on Qubes OS, build it with Qubes' builder, docs/hosts/qubes.md); give LINUX=6.1, 6.12 or 7.3 (olddefconfig adapts the configuration to it)" ;;
 		*) die 2 "$base_what is Linux $base_ver's, for which there is no series: give LINUX=6.1, 6.12 or 7.3 (olddefconfig adapts the configuration to it)" ;;
 		esac
 	else
