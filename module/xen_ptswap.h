@@ -21,7 +21,8 @@ struct mm_struct;
 /*
  * Set by Kbuild when the kernel tree has pv_ops.mmu.ptep_get_and_clear,
  * the interface of test/linux-patch/VERSION/0003 and the checked queue of
- * the series' last patch (<asm/xen/ptep.h>).
+ * the series' "panic when Xen refuses a multicall" patch
+ * (<asm/xen/ptep.h>).
  */
 #ifdef XEN_PTSWAP_HAVE_HOOK
 #include <asm/xen/ptep.h>
@@ -43,8 +44,9 @@ static inline unsigned long xps_mmu_failures(void)
  * xps_queue_clear() - queue a PTE clear that Xen must not refuse
  * @ptep: the entry, in a pinned page table (page table lock held)
  *
- * xen_queue_pte_clear() (the series' last patch): in lazy MMU mode,
- * queues the clear in the multicall and marks that multicall; if Xen
+ * xen_queue_pte_clear() (the series' patch "x86/xen: panic when Xen
+ * refuses a multicall that carries a deferred PTE clear"): in lazy MMU
+ * mode, queues the clear in the multicall and marks that multicall; if Xen
  * refuses it, xen_mc_flush() panics before anybody can free the page
  * (Xen leaves undone the rest of a call it refused, and does not say
  * which requests those were).

@@ -7,8 +7,8 @@
  * the counters (the kernel counts both refusals, the module queues no
  * clear after them).  Step "clear": a MADV_FREE whose batch Xen refuses at
  * its first request, a clear the module queued; the kernel must panic
- * there (xen_queue_pte_clear(), the series' last patch), so this step
- * returns only on a kernel that went on.
+ * there (xen_queue_pte_clear(), the series' "panic when Xen refuses a
+ * multicall" patch), so this step returns only on a kernel that went on.
  *
  * Needs the lab's debug kernel and its test-only fault attributes
  * (test/lab/linux-test-patch/VERSION/0003-*.patch): fail_xen_mmu_update

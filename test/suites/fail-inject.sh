@@ -42,8 +42,9 @@
 # own (clear_phase): fail_xen_mmu_clear has Xen refuse the first request
 # of a MADV_FREE batch, a clear the module queued, which leaves the rest
 # of that mmu_update undone; the kernel must panic in xen_mc_flush()
-# (xen_queue_pte_clear(), the series' last patch) before the page can be
-# freed or the entry cleared out of order.  The suite announces the panic
+# (xen_queue_pte_clear(), the series' "panic when Xen refuses a
+# multicall" patch) before the page can be freed or the entry cleared out
+# of order.  The suite announces the panic
 # to the lab ("XPS-LAB: panic expected", test/lab/run), which reports it
 # as "PASS: panic-expected"; a kernel that goes on FAILs mmu-fail-clear.
 #

@@ -50,7 +50,7 @@
 #                            summary upr_share is in (0, 1] and equals its
 #                            run's upr_ms / ms
 #   req-cost-table           tools/req-cost -n 64 -r 3: exit 0, one row
-#                            per way (the eleven of ptswap_req_cost, swap-*
+#                            per way (the thirteen of ptswap_req_cost, swap-*
 #                            included: the suite runs on the patched Xen) with
 #                            a median of at least 1 ns, and the module's
 #                            "run:" line (its passes' TSC time agreed with
@@ -395,7 +395,7 @@ fi
 if tools/req-cost -n 64 -r 3 -o "$T/rc.raw" >"$T/rc.out" 2>&1; then
 	why=
 	for w in memory ptwr lazy-set_pte normal-1 normal-32 normal-all normal-none-32 \
-		swap-1 swap-32 swap-all empty-call; do
+		swap-1 swap-32 swap-all empty-call pte_val-own pte_val-notown; do
 		med=$(awk -v w="$w" '$1 == w { print $3 }' "$T/rc.raw")
 		case $med in
 		'' | *[!0-9]* | 0) why="$why; $w: median '$med'" ;;

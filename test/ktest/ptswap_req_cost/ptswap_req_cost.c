@@ -22,10 +22,21 @@
  *               without the old entry's put_page_from_l1e();
  *   swap-N:     MMU_PT_UPDATE_SWAP to 0, N per mmu_update (needs a Xen
  *               that advertises XENFEAT_mmu_pt_update_swap);
- *   empty-call: mmu_update with no request, per call (entries: calls).
+ *   empty-call: mmu_update with no request, per call (entries: calls);
+ *   pte_val-own: not a clear: pte_val() of an entry that maps one of
+ *               Dom0's own frames (each entry another frame), the M2P
+ *               translation that the zap's vm_normal_page() and the other
+ *               pte_pfn()/pte_val() readers of an entry pay on Xen PV
+ *               (tools/zap_translations.bt counts them);
+ *   pte_val-notown: the same for frames that are not Dom0's (the lowest
+ *               machine frames whose M2P entry does not map back to
+ *               them: Xen's own, or another domain's), whose translation
+ *               fails: the path of a foreign mapping's entry.
  * After each timed pass every entry must be none and every swap must have
- * returned its entry (A/D aside), or the load fails with -EIO: a wrong
- * clear gives no figure.  So does a pass over which the TSC did not
+ * returned its entry (A/D aside), and every translation must have given
+ * the frame's PFN (pte_val-own) or an entry without _PAGE_PRESENT
+ * (pte_val-notown), or the load fails with -EIO: a wrong clear gives no
+ * figure.  So does a pass over which the TSC did not
  * advance, a kernel that does not know the TSC's rate (tsc_khz 0), and a
  * run whose passes, summed, took more than 1.25 times as long by the TSC
  * as by the timekeeping clock or the reverse (tsc_khz is not the rate the
@@ -79,7 +90,7 @@ MODULE_PARM_DESC(rounds, "timed passes of each way, 1-1001 (default 21)");
 #define PTE_AD		((u64)(_PAGE_ACCESSED | _PAGE_DIRTY))
 #define RESULTS_SIZE	2048
 
-enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY };
+enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY, WAY_XLATE };
 
 /**
  * struct way - one way of clearing, and its per-round results
@@ -88,6 +99,7 @@ enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY 
  * @per_call: requests per mmu_update; 0: all @entries (for empty-call: none)
  * @swap: needs MMU_PT_UPDATE_SWAP
  * @none: the entries are made none before the pass (untimed)
+ * @notown: WAY_XLATE of frames that are not Dom0's
  * @ns: ns per entry of each round, @rounds of them
  */
 struct way {
@@ -96,6 +108,7 @@ struct way {
 	unsigned int per_call;
 	bool swap;
 	bool none;
+	bool notown;
 	u64 *ns;
 };
 
@@ -111,6 +124,8 @@ static struct way ways[] = {
 	{ .name = "swap-32", .kind = WAY_SWAP, .per_call = 32, .swap = true },
 	{ .name = "swap-all", .kind = WAY_SWAP, .swap = true },
 	{ .name = "empty-call", .kind = WAY_EMPTY },	/* per_call printed as 0 */
+	{ .name = "pte_val-own", .kind = WAY_XLATE, .per_call = 1 },
+	{ .name = "pte_val-notown", .kind = WAY_XLATE, .per_call = 1, .notown = true },
 };
 
 static struct page *data_page;
@@ -121,6 +136,10 @@ static bool mapped;	/* setup() found every entry: ptep, maddr, orig valid */
 static u64 *maddr, *orig;
 static struct mmu_update *req;
 static u64 *plain;	/* @entries words of ordinary memory, for "memory" */
+static void *xbuf;	/* @entries pages of Dom0's own, for "pte_val-own" */
+static u64 *xown, *xown_pfn;	/* their raw entries, and their PFNs */
+static u64 *xnot;	/* raw entries of frames that are not Dom0's */
+static u64 *xout;	/* what pte_val() gave, for the check */
 static u64 pass_cycles;	/* TSC cycles of every timed pass, summed */
 static u64 pass_ktime;	/* ktime_get_ns() over the same passes, summed */
 /**
@@ -208,6 +227,13 @@ static int clear_pass(const struct way *w)
 			rc = mmu_update(req, 0, &done);
 		return rc;
 	}
+	if (w->kind == WAY_XLATE) {
+		const u64 *raw = w->notown ? xnot : xown;
+
+		for (i = 0; i < entries; i++)
+			xout[i] = pte_val(native_make_pte(raw[i]));
+		return 0;
+	}
 	for (i = 0; i < entries; i++) {
 		req[i].ptr = maddr[i] | cmd;
 		req[i].val = 0;
@@ -217,11 +243,27 @@ static int clear_pass(const struct way *w)
 	return rc;
 }
 
-/* After a pass: every entry none and, for a swap, each old value back. */
+/*
+ * After a pass: every entry none and, for a swap, each old value back;
+ * for a translation, each frame's PFN, or no _PAGE_PRESENT for a frame
+ * that is not Dom0's.
+ */
 static int check_pass(const struct way *w)
 {
 	unsigned int i;
 
+	for (i = 0; i < entries && w->kind == WAY_XLATE; i++) {
+		bool ok = w->notown ? !(xout[i] & _PAGE_PRESENT) :
+			  (xout[i] & _PAGE_PRESENT) &&
+			  ((xout[i] & PTE_PFN_MASK) >> PAGE_SHIFT) == xown_pfn[i];
+
+		if (!ok) {
+			pr_err("%s: entry %u translated to %#llx\n", w->name, i, xout[i]);
+			return -EIO;
+		}
+	}
+	if (w->kind == WAY_XLATE)
+		return 0;
 	for (i = 0; i < entries && w->kind == WAY_MEMORY; i++)
 		if (plain[i]) {
 			pr_err("%s: word %u is %#llx after the pass, want 0\n",
@@ -319,9 +361,37 @@ static void report(const struct way *w)
 	kfree(s);
 }
 
+/*
+ * The translation ways' entries: @entries distinct frames of Dom0's own
+ * (xbuf's pages), and the lowest @entries machine frames that are not
+ * Dom0's: mfn_to_pfn() finds no PFN of ours that maps back to them (an
+ * identity-mapped frame maps back, and is left out).  0, or -ENOENT if
+ * the machine has too few of those.
+ */
+static int setup_xlate(void)
+{
+	const u64 flags = _PAGE_PRESENT | _PAGE_RW | _PAGE_USER | _PAGE_ACCESSED;
+	unsigned long mfn;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < entries; i++) {
+		xown_pfn[i] = vmalloc_to_pfn(xbuf + (size_t)i * PAGE_SIZE);
+		xown[i] = ((u64)pfn_to_mfn(xown_pfn[i]) << PAGE_SHIFT) | flags;
+	}
+	for (mfn = 1; n < entries && mfn < machine_to_phys_nr; mfn++)
+		if (mfn_to_pfn(mfn) == ~0UL)
+			xnot[n++] = ((u64)mfn << PAGE_SHIFT) | flags;
+	if (n < entries) {
+		pr_err("found %u machine frames that are not Dom0's, want %u\n", n, entries);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static int setup(void)
 {
 	unsigned int i, level;
+	int rc;
 
 	data_page = alloc_page(GFP_KERNEL);
 	pages = kcalloc(entries, sizeof(*pages), GFP_KERNEL);
@@ -331,8 +401,17 @@ static int setup(void)
 	req = kcalloc(entries, sizeof(*req), GFP_KERNEL);
 	plain = kcalloc(entries, sizeof(*plain), GFP_KERNEL);
 	results = kzalloc(RESULTS_SIZE, GFP_KERNEL);
-	if (!data_page || !pages || !ptep || !maddr || !orig || !req || !plain || !results)
+	xbuf = vmalloc(entries * PAGE_SIZE);
+	xown = kcalloc(entries, sizeof(*xown), GFP_KERNEL);
+	xown_pfn = kcalloc(entries, sizeof(*xown_pfn), GFP_KERNEL);
+	xnot = kcalloc(entries, sizeof(*xnot), GFP_KERNEL);
+	xout = kcalloc(entries, sizeof(*xout), GFP_KERNEL);
+	if (!data_page || !pages || !ptep || !maddr || !orig || !req || !plain || !results ||
+	    !xbuf || !xown || !xown_pfn || !xnot || !xout)
 		return -ENOMEM;
+	rc = setup_xlate();
+	if (rc)
+		return rc;
 	for (i = 0; i < entries; i++)
 		pages[i] = data_page;
 	area = vmap(pages, entries, VM_MAP, PAGE_KERNEL);
@@ -369,6 +448,11 @@ static void teardown(void)
 		vunmap(area);
 	for (i = 0; i < ARRAY_SIZE(ways); i++)
 		kfree(ways[i].ns);
+	kfree(xout);
+	kfree(xnot);
+	kfree(xown_pfn);
+	kfree(xown);
+	vfree(xbuf);
 	kfree(plain);
 	kfree(req);
 	kfree(orig);
@@ -392,7 +476,8 @@ static bool swap_advertised(void)
  *
  * Return: 0 with the results in debugfs; -ENODEV outside a Xen PV domain
  * or with no TSC rate (tsc_khz 0), -EINVAL for a bad @entries or @rounds,
- * -ENOMEM, -ENOENT if the area has no 4 KiB L1 entries, -EIO if a pass
+ * -ENOMEM, -ENOENT if the area has no 4 KiB L1 entries or the machine
+ * fewer than @entries frames that are not Dom0's, -EIO if a pass
  * left an entry wrong or the TSC did not advance over one, or if the TSC
  * and the timekeeping clock disagree over the passes by a ratio over 1.25
  * (tsc_khz wrong), or the error
