@@ -1,8 +1,8 @@
 #!/bin/bash
 # test/suites/zap-translations.sh - how many times a zap translates each
-# entry's machine frame number on Xen PV (issue 34, item 5), counted with
+# entry's machine frame number on Xen PV, counted with
 # tools/zap_translations.bt: xen_pte_val() calls within madvise() and
-# munmap() zaps over the entries the kernel's own op cleared.
+# munmap() calls over the entries the kernel's own op cleared.
 #
 # Usage (inside the lab's Dom0, from the clone's root, as root, on a
 # release kernel of test/linux-patch/VERSION/: the debug kernels' page
@@ -35,10 +35,12 @@
 #                             count above + 0.01 (a few translations of
 #                             the calls' other work)
 #   zt-dirty-batched, zt-clean-batched, zt-privcmd-batched
-#                             xen_ptswap loaded in mode=batched (skipped
-#                             with a FAIL if it cannot load): its clear
-#                             adds no translation (no more than unloaded's
-#                             count + 1%)
+#                             xen_ptswap loaded in mode=batched (each
+#                             fails if it cannot load): its clear adds no
+#                             translation (no more than unloaded's count
+#                             + 1%)
+#   zt-kernel-log             no WARNING, BUG, Oops or lockdep report in
+#                             the kernel log meanwhile
 # Output: "PASS: <check>", "FAIL: <check>: <why>", "info: ..." and
 # "# ..." lines, "N passed, N failed" last; exit status 0 iff nothing
 # failed.
