@@ -38,7 +38,9 @@
 #                             xen_ptswap loaded in mode=batched (each
 #                             fails if it cannot load): its clear adds no
 #                             translation (no more than unloaded's count
-#                             + 1%)
+#                             + 0.01 per page the command zaps, 41: the
+#                             calls' other work varies by a few, 13 and 14
+#                             in one boot, lab run 20261207-060041-16656)
 #   zt-kernel-log             no WARNING, BUG, Oops or lockdep report in
 #                             the kernel log meanwhile
 # Output: "PASS: <check>", "FAIL: <check>: <why>", "info: ..." and
@@ -105,7 +107,8 @@ zt() {
 }
 
 # zt_loaded CHECK CMD: the same with xen_ptswap loaded; no more
-# translations than unloaded[CHECK] + 1%.
+# translations than unloaded[CHECK] + SLACK.
+SLACK=41	# 0.01 per page of the commands' 4096
 zt_loaded() {
 	local check=$1-batched cmd=$2 out=$WORK/$1-batched.out t ref
 	ref=${unloaded[$1]:-}
@@ -119,8 +122,8 @@ zt_loaded() {
 	fi
 	t=$(count "$out" translations)
 	info "$check: $t translations ($cmd; unloaded: $ref)"
-	if [ "$((t * 100))" -gt "$((ref * 101))" ]; then
-		fail "$check" "$t translations with the module, $ref without"
+	if [ "$t" -gt "$((ref + SLACK))" ]; then
+		fail "$check" "$t translations with the module, $ref without (more than $SLACK more)"
 	else
 		pass "$check"
 	fi
