@@ -50,11 +50,14 @@
 #                            summary upr_share is in (0, 1] and equals its
 #                            run's upr_ms / ms
 #   req-cost-table           tools/req-cost -n 64 -r 3: exit 0, one row
-#                            per way (the thirteen of ptswap_req_cost, swap-*
-#                            included: the suite runs on the patched Xen) with
-#                            a median of at least 1 ns, and the module's
-#                            "run:" line (its passes' TSC time agreed with
-#                            the timekeeping clock's, else it refuses)
+#                            per way (the fifteen of ptswap_req_cost, swap-*
+#                            and lazy-queue-clear included: the suite runs on
+#                            the patched Xen and kernel) with a median of at
+#                            least 1 ns, the module's "run:" line (its
+#                            passes' TSC time agreed with the timekeeping
+#                            clock's, else it refuses) and the
+#                            lazy-queue-clear / lazy-set_pte and
+#                            p2m-lookup / lazy-queue-clear ratio lines
 #   lab-targets-marks        tools/lab-targets on made-up out/ folders: one
 #                            that meets all 7 of issue 23's targets (7
 #                            "[met", and the split of what batched leaves),
@@ -394,8 +397,9 @@ fi
 # --- req-cost ----------------------------------------------------------------
 if tools/req-cost -n 64 -r 3 -o "$T/rc.raw" >"$T/rc.out" 2>&1; then
 	why=
-	for w in memory ptwr lazy-set_pte normal-1 normal-32 normal-all normal-none-32 \
-		swap-1 swap-32 swap-all empty-call pte_val-own pte_val-notown; do
+	for w in memory ptwr lazy-set_pte lazy-queue-clear normal-1 normal-32 normal-all \
+		normal-none-32 swap-1 swap-32 swap-all empty-call pte_val-own pte_val-notown \
+		p2m-lookup; do
 		med=$(awk -v w="$w" '$1 == w { print $3 }' "$T/rc.raw")
 		case $med in
 		'' | *[!0-9]* | 0) why="$why; $w: median '$med'" ;;
@@ -403,6 +407,9 @@ if tools/req-cost -n 64 -r 3 -o "$T/rc.raw" >"$T/rc.out" 2>&1; then
 	done
 	grep -q '^req-cost: run: [0-9]* ns of passes by the TSC' "$T/rc.out" ||
 		why="$why; no run: line"
+	for r in 'lazy-queue-clear / lazy-set_pte' 'p2m-lookup / lazy-queue-clear'; do
+		grep -q "^$r: [0-9.]* " "$T/rc.out" || why="$why; no $r line"
+	done
 	if [ -z "$why" ]; then
 		pass req-cost-table
 		info "req-cost, 64 entries x 3 rounds: $(tr '\n' '|' <"$T/rc.raw")"

@@ -16,6 +16,12 @@
  *   lazy-set_pte: set_pte(pte, 0) in lazy MMU mode: Linux's Xen PV code
  *               queues MMU_NORMAL_PT_UPDATE in its multicall buffer and
  *               issues it when full and when lazy mode ends;
+ *   lazy-queue-clear: xen_queue_pte_clear() in lazy MMU mode, the queued
+ *               clear of the module's modes batched and noswap: the same
+ *               request as lazy-set_pte's, with the mark that makes
+ *               Xen's refusal of its multicall fatal.  Measured only
+ *               where the kernel has xen_queue_pte_clear()
+ *               (test/linux-patch/);
  *   normal-N:   MMU_NORMAL_PT_UPDATE to 0, N requests per mmu_update;
  *   normal-none-32: the same, 32 per call, of entries already none (made
  *               so before the pass, untimed): Xen's cost of a request
@@ -31,11 +37,16 @@
  *   pte_val-notown: the same for frames that are not Dom0's (the lowest
  *               machine frames whose M2P entry does not map back to
  *               them: Xen's own, or another domain's), whose translation
- *               fails: the path of a foreign mapping's entry.
+ *               fails: the path of a foreign mapping's entry;
+ *   p2m-lookup: not a clear: virt_to_machine() of each entry's address
+ *               (a P2M lookup of its page table page), which every
+ *               queued request computes: what computing it once per page
+ *               table page instead could save per entry.
  * After each timed pass every entry must be none and every swap must have
- * returned its entry (A/D aside), and every translation must have given
+ * returned its entry (A/D aside), every translation must have given
  * the frame's PFN (pte_val-own) or an entry without _PAGE_PRESENT
- * (pte_val-notown), or the load fails with -EIO: a wrong clear gives no
+ * (pte_val-notown), and every lookup the machine address found at setup
+ * (p2m-lookup), or the load fails with -EIO: a wrong clear gives no
  * figure.  So does a pass over which the TSC did not
  * advance, a kernel that does not know the TSC's rate (tsc_khz 0), and a
  * run whose passes, summed, took more than 1.25 times as long by the TSC
@@ -53,10 +64,10 @@
  * Not local_clock(): with the sched clock unstable, as on Xen PV here, it
  * clamps the PV clock to a window around the last tick, and whole passes
  * measured 0 ns in two lab boots (20261204-194852-9885,
- * 20261204-225833-24720).  Requests per call is 1 for
- * memory, ptwr and lazy-set_pte (one xchg or set_pte() per entry; Linux
- * merges lazy-set_pte's updates into its multicalls) and 0 for
- * empty-call.
+ * 20261204-225833-24720).  Requests per call is 1 for memory, ptwr,
+ * lazy-set_pte and lazy-queue-clear (one xchg, set_pte() or queued clear
+ * per entry; Linux merges the lazy ways' updates into its multicalls) and
+ * 0 for empty-call.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -90,7 +101,25 @@ MODULE_PARM_DESC(rounds, "timed passes of each way, 1-1001 (default 21)");
 #define PTE_AD		((u64)(_PAGE_ACCESSED | _PAGE_DIRTY))
 #define RESULTS_SIZE	2048
 
-enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY, WAY_XLATE };
+enum way_kind {
+	WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_QCLEAR, WAY_NORMAL, WAY_SWAP, WAY_EMPTY, WAY_XLATE,
+	WAY_P2M
+};
+
+/*
+ * xen_queue_pte_clear() is the series' (test/linux-patch/); Kbuild
+ * tells whether this tree has it.
+ */
+#ifdef XPS_HAVE_QUEUE_PTE_CLEAR
+#include <asm/xen/ptep.h>
+#define HAVE_QCLEAR	true
+#else
+#define HAVE_QCLEAR	false
+static inline bool xen_queue_pte_clear(pte_t *ptep)
+{
+	return false;
+}
+#endif
 
 /**
  * struct way - one way of clearing, and its per-round results
@@ -100,6 +129,7 @@ enum way_kind { WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_NORMAL, WAY_SWAP, WAY_EMPTY,
  * @swap: needs MMU_PT_UPDATE_SWAP
  * @none: the entries are made none before the pass (untimed)
  * @notown: WAY_XLATE of frames that are not Dom0's
+ * @qclear: needs xen_queue_pte_clear() in the kernel
  * @ns: ns per entry of each round, @rounds of them
  */
 struct way {
@@ -109,6 +139,7 @@ struct way {
 	bool swap;
 	bool none;
 	bool notown;
+	bool qclear;
 	u64 *ns;
 };
 
@@ -116,6 +147,7 @@ static struct way ways[] = {
 	{ .name = "memory", .kind = WAY_MEMORY, .per_call = 1 },
 	{ .name = "ptwr", .kind = WAY_PTWR, .per_call = 1 },
 	{ .name = "lazy-set_pte", .kind = WAY_LAZY, .per_call = 1 },
+	{ .name = "lazy-queue-clear", .kind = WAY_QCLEAR, .per_call = 1, .qclear = true },
 	{ .name = "normal-1", .kind = WAY_NORMAL, .per_call = 1 },
 	{ .name = "normal-32", .kind = WAY_NORMAL, .per_call = 32 },
 	{ .name = "normal-all", .kind = WAY_NORMAL },
@@ -126,6 +158,7 @@ static struct way ways[] = {
 	{ .name = "empty-call", .kind = WAY_EMPTY },	/* per_call printed as 0 */
 	{ .name = "pte_val-own", .kind = WAY_XLATE, .per_call = 1 },
 	{ .name = "pte_val-notown", .kind = WAY_XLATE, .per_call = 1, .notown = true },
+	{ .name = "p2m-lookup", .kind = WAY_P2M, .per_call = 1 },
 };
 
 static struct page *data_page;
@@ -149,7 +182,8 @@ static u64 pass_ktime;	/* ktime_get_ns() over the same passes, summed */
  * unload.  One line per way measured: its name, requests per mmu_update
  * call, then the median, minimum and maximum nanoseconds per entry over
  * @rounds passes, then @rounds (see the file's header).  The swap-* lines
- * are missing when Xen does not advertise XENFEAT_mmu_pt_update_swap.
+ * are missing when Xen does not advertise XENFEAT_mmu_pt_update_swap, the
+ * lazy-queue-clear line when the kernel has no xen_queue_pte_clear().
  */
 static char *results;
 static size_t results_len;
@@ -222,10 +256,23 @@ static int clear_pass(const struct way *w)
 		lazy_leave();
 		return 0;
 	}
+	if (w->kind == WAY_QCLEAR) {
+		lazy_enter();
+		for (i = 0; i < entries && !rc; i++)
+			if (!xen_queue_pte_clear(ptep[i]))
+				rc = -EINVAL;	/* not in lazy MMU mode */
+		lazy_leave();
+		return rc;
+	}
 	if (w->kind == WAY_EMPTY) {
 		for (i = 0; i < entries && !rc; i++)
 			rc = mmu_update(req, 0, &done);
 		return rc;
+	}
+	if (w->kind == WAY_P2M) {
+		for (i = 0; i < entries; i++)
+			xout[i] = virt_to_machine(ptep[i]).maddr;
+		return 0;
 	}
 	if (w->kind == WAY_XLATE) {
 		const u64 *raw = w->notown ? xnot : xown;
@@ -246,7 +293,7 @@ static int clear_pass(const struct way *w)
 /*
  * After a pass: every entry none and, for a swap, each old value back;
  * for a translation, each frame's PFN, or no _PAGE_PRESENT for a frame
- * that is not Dom0's.
+ * that is not Dom0's; for a lookup, the entry's machine address.
  */
 static int check_pass(const struct way *w)
 {
@@ -262,7 +309,13 @@ static int check_pass(const struct way *w)
 			return -EIO;
 		}
 	}
-	if (w->kind == WAY_XLATE)
+	for (i = 0; i < entries && w->kind == WAY_P2M; i++)
+		if (xout[i] != maddr[i]) {
+			pr_err("%s: entry %u's address looked up as %#llx, want %#llx\n",
+			       w->name, i, xout[i], maddr[i]);
+			return -EIO;
+		}
+	if (w->kind == WAY_XLATE || w->kind == WAY_P2M)
 		return 0;
 	for (i = 0; i < entries && w->kind == WAY_MEMORY; i++)
 		if (plain[i]) {
@@ -295,7 +348,8 @@ static int one_pass(struct way *w, unsigned int round)
 	u64 t0, t1, k0, k1;
 	int rc;
 
-	rc = restore_all();
+	/* A translation or lookup does not read the entries: nothing to put back. */
+	rc = w->kind == WAY_XLATE || w->kind == WAY_P2M ? 0 : restore_all();
 	if (rc) {
 		pr_err("restoring the entries failed: %d\n", rc);
 		return rc;
@@ -388,6 +442,7 @@ static int setup_xlate(void)
 	return 0;
 }
 
+/* Allocate and map everything the passes use; 0, or the error after one log line. */
 static int setup(void)
 {
 	unsigned int i, level;
@@ -407,20 +462,26 @@ static int setup(void)
 	xnot = kcalloc(entries, sizeof(*xnot), GFP_KERNEL);
 	xout = kcalloc(entries, sizeof(*xout), GFP_KERNEL);
 	if (!data_page || !pages || !ptep || !maddr || !orig || !req || !plain || !results ||
-	    !xbuf || !xown || !xown_pfn || !xnot || !xout)
+	    !xbuf || !xown || !xown_pfn || !xnot || !xout) {
+		pr_err("no memory for %u test entries\n", entries);
 		return -ENOMEM;
-	rc = setup_xlate();
+	}
+	rc = setup_xlate();	/* says why itself */
 	if (rc)
 		return rc;
 	for (i = 0; i < entries; i++)
 		pages[i] = data_page;
 	area = vmap(pages, entries, VM_MAP, PAGE_KERNEL);
-	if (!area)
+	if (!area) {
+		pr_err("cannot map the %u test entries (vmap() failed)\n", entries);
 		return -ENOMEM;
+	}
 	for (i = 0; i < entries; i++) {
 		ptep[i] = lookup_address((unsigned long)area + i * PAGE_SIZE, &level);
-		if (!ptep[i] || level != PG_LEVEL_4K)
+		if (!ptep[i] || level != PG_LEVEL_4K) {
+			pr_err("test entry %u is not a 4 KiB L1 entry\n", i);
 			return -ENOENT;
+		}
 		maddr[i] = arbitrary_virt_to_machine(ptep[i]).maddr;
 		orig[i] = READ_ONCE(ptep[i]->pte);
 	}
@@ -461,6 +522,12 @@ static void teardown(void)
 	kfree(pages);
 	if (data_page)
 		__free_page(data_page);
+}
+
+/* Whether @w can run here: swap-* need the sub-op, lazy-queue-clear the series. */
+static bool way_runs(const struct way *w, bool swap)
+{
+	return (!w->swap || swap) && (!w->qclear || HAVE_QCLEAR);
 }
 
 static bool swap_advertised(void)
@@ -511,16 +578,14 @@ static int __init ptswap_req_cost_init(void)
 			goto fail;
 		}
 	}
-	rc = setup();
-	if (rc) {
-		pr_err("cannot map the test entries: %d\n", rc);
+	rc = setup();	/* says why itself, in one line */
+	if (rc)
 		goto fail;
-	}
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < n; i++) {
 			struct way *w = &ways[(i + r) % n];
 
-			if (w->swap && !swap)
+			if (!way_runs(w, swap))
 				continue;
 			rc = one_pass(w, r);
 			if (rc)
@@ -544,10 +609,12 @@ static int __init ptswap_req_cost_init(void)
 	pr_info("run: %llu ns of passes by the TSC, %llu ns by the timekeeping clock\n",
 		tsc_ns, pass_ktime);
 	for (i = 0; i < n; i++)
-		if (!ways[i].swap || swap)
+		if (way_runs(&ways[i], swap))
 			report(&ways[i]);
 	if (!swap)
 		pr_info("XENFEAT_mmu_pt_update_swap is clear: swap-* not measured\n");
+	if (!HAVE_QCLEAR)
+		pr_info("the kernel has no xen_queue_pte_clear(): lazy-queue-clear not measured\n");
 	teardown();
 	results_blob.data = results;
 	results_blob.size = results_len;
