@@ -4,15 +4,20 @@
 # xen_ptswap's op on a real pinned page table.
 #
 # Runs inside the lab's Dom0 from /xps (see test/lab/run), patched Xen and
-# a patched kernel.  Uses two test modules the lab builds on the host into
-# $XPS_KTEST: test/ktest/ptswap_hook_test (a second owner of the slot) and
-# test/ktest/ptswap_clear_test (with clear_run.py beside it).
+# a patched kernel.  Uses three test modules the lab builds on the host
+# into $XPS_KTEST: test/ktest/ptswap_hook_test (a second owner of the
+# slot), test/ktest/ptswap_queue_test and test/ktest/ptswap_clear_test
+# (with clear_run.py beside it).
 #   order A:  xen_ptswap first, then the test owner is refused (EBUSY);
 #             xen_ptswap keeps counting; the default is back after rmmod.
 #   order B:  the test owner first, xen_ptswap refused (EBUSY, one log
 #             line saying why); after rmmod xen_ptswap loads and works.
 #   leak:     an owner unloading still registered: the kernel restores
 #             the default and says so; unmapping still works.
+#   queue:    the kernel's xen_queue_pte_clear() of 8 kernel entries that
+#             span two page table pages, in one lazy MMU section: queued
+#             (unchanged until the section ends), then each entry none
+#             and every other entry of the area unchanged.
 #   clear:    S1 (swap: a queued set_pte() is issued before the swap, the
 #             raw value comes back), S2 (defer: queued in modes
 #             batched and noswap, at once in mode sync), S3 (twice:
@@ -34,6 +39,7 @@ REPO=$PWD
 T=$(mktemp -d /tmp/xps-hook.XXXXXX)
 HOOK=ptswap_hook_test
 CLEAR=ptswap_clear_test
+QUEUE=ptswap_queue_test
 HOOK_DIR=/sys/kernel/debug/$HOOK
 STATS=/sys/kernel/debug/xen_ptswap/stats
 DEFAULT_OP=xen_ptep_get_and_clear
@@ -51,7 +57,7 @@ loaded() { grep -q "^$1 " /proc/modules; }
 cleanup() {
 	local m
 
-	for m in "$CLEAR" "$HOOK" xen_ptswap; do
+	for m in "$CLEAR" "$QUEUE" "$HOOK" xen_ptswap; do
 		loaded "$m" && rmmod "$m"
 	done
 	rm -rf "$T"
@@ -306,6 +312,27 @@ check_leak() {
 	fi
 }
 
+# --------------------------- queue: queued clears across a page table page
+check_queue() {
+	local c why
+
+	ktest_ko "$QUEUE" || return
+	dmesg_mark
+	if insmod "$(cat "$T/$QUEUE.path")" 2>"$T/insmod.err"; then
+		rmmod "$QUEUE" || fail queue-rmmod "rmmod $QUEUE failed"
+	fi
+	dmesg_new | grep "^$QUEUE: " >"$T/queue.log"
+	why="$(grep -v ': PASS: ' "$T/queue.log" | tr '\n' '|')$(cat "$T/insmod.err")"
+	for c in queued cleared neighbours; do
+		if grep -q "^$QUEUE: PASS: $c\$" "$T/queue.log"; then
+			pass "queue-$c"
+		else
+			fail "queue-$c" "$why"
+		fi
+	done
+	grep "^$QUEUE: entries " "$T/queue.log" | sed 's/^/# /'
+}
+
 # --------------------------- clear: xen_ptswap's op on a pinned page table
 check_clear_mode() {
 	local mode=$1 sc out rc why
@@ -346,6 +373,7 @@ check_clear_mode() {
 order_a
 order_b
 check_leak
+check_queue
 if [ -n "$CLEAR_KO" ]; then
 	check_clear_mode batched
 	check_clear_mode sync
