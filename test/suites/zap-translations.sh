@@ -84,15 +84,20 @@ count() {
 # The unloaded runs' translations, by check name, for the batched runs.
 declare -A unloaded
 
+# trace CHECK CMD OUT: tools/zap_translations.bt around CMD into OUT; on
+# failure fail CHECK with bpftrace's output and return 1.
+trace() {
+	timeout -s KILL 900 bpftrace -B none -c "$2" tools/zap_translations.bt >"$3" 2>&1 && return 0
+	fail "$1" "bpftrace failed: $(head -c 300 "$3" | tr '\n' '|')"
+	return 1
+}
+
 # zt CHECK WANT CMD: runs CMD under tools/zap_translations.bt with the
 # module unloaded; WANT: the expected translations per entry.  Records
 # the translations in unloaded[CHECK].
 zt() {
 	local check=$1 want=$2 cmd=$3 out=$WORK/$1.out t e
-	if ! timeout -s KILL 900 bpftrace -B none -c "$cmd" tools/zap_translations.bt >"$out" 2>&1; then
-		fail "$check" "bpftrace failed: $(head -c 300 "$out" | tr '\n' '|')"
-		return
-	fi
+	trace "$check" "$cmd" "$out" || return
 	t=$(count "$out" translations)
 	e=$(count "$out" entries)
 	unloaded[$check]=$t
@@ -116,10 +121,7 @@ zt_loaded() {
 		fail "$check" "no unloaded count to compare with"
 		return
 	fi
-	if ! timeout -s KILL 900 bpftrace -B none -c "$cmd" tools/zap_translations.bt >"$out" 2>&1; then
-		fail "$check" "bpftrace failed: $(head -c 300 "$out" | tr '\n' '|')"
-		return
-	fi
+	trace "$check" "$cmd" "$out" || return
 	t=$(count "$out" translations)
 	info "$check: $t translations ($cmd; unloaded: $ref)"
 	if [ "$t" -gt "$((ref + SLACK))" ]; then
