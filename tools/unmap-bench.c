@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * unmap-bench.c - time one madvise(MADV_DONTNEED) or one munmap() over a
- * large private anonymous mapping: the PTE-clearing microbenchmark.
+ * large private anonymous mapping: the PTE-clearing microbenchmark; or the
+ * exit of a process that holds such a mapping.
  *
  * Built twice by tools/Makefile: madv-bench (default op dontneed) and
  * munmap-bench (default op munmap).
  *
- * Usage: madv-bench [-s SIZE] [-r RUNS] [-o dontneed|munmap] [-c] [-m]
+ * Usage: madv-bench [-s SIZE] [-r RUNS] [-o dontneed|munmap|exit] [-c] [-m]
  *                   [--pre CMD] [--post CMD]
  *   -s SIZE   bytes to map, K/M/G suffixes (powers of 1024); default 256M
  *   -r RUNS   repetitions, each on a fresh mapping; default 3
  *   -o OP     dontneed: time madvise(MADV_DONTNEED) of the whole range;
- *             munmap: time munmap() of the whole range
+ *             munmap: time munmap() of the whole range;
+ *             exit: a child process maps and touches the range, then the
+ *             time from telling it to _exit() to waitpid()'s return: the
+ *             exit's teardown of the whole mm (on Xen PV, xen_exit_mmap()
+ *             unpins the page tables first, so the zap writes ordinary
+ *             memory and neither traps nor calls ptep_get_and_clear():
+ *             its time over a native boot's is the PV floor of a zap
+ *             without any clear), plus two wakeups
  *   -c        clean entries: map shared anonymous memory (shmem) and fault
  *             every page in by reading it, so every L1 entry is present,
  *             writable and clean (the entries xen_ptswap may not queue)
@@ -46,20 +54,105 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef BENCH_DEFAULT_OP
 #define BENCH_DEFAULT_OP "dontneed"
 #endif
 
-enum op { OP_DONTNEED, OP_MUNMAP };
+enum op { OP_DONTNEED, OP_MUNMAP, OP_EXIT };
 
 /* The usage text, after "usage: PROG " (see bench_getopt()). */
 static const char usage[] =
-	"[-s SIZE] [-r RUNS] [-o dontneed|munmap] [-c] [-m] [--pre CMD] [--post CMD]\n"
+	"[-s SIZE] [-r RUNS] [-o dontneed|munmap|exit] [-c] [-m] [--pre CMD] [--post CMD]\n"
 	"  time one madvise(MADV_DONTNEED) or munmap() of SIZE bytes of touched\n"
 	"  private anonymous memory (THP off; -c: shared memory read in, clean\n"
-	"  writable entries); prints milliseconds per run\n";
+	"  writable entries), or the exit of a process holding them (-o exit);\n"
+	"  prints milliseconds per run\n";
+
+/*
+ * Map @size bytes and touch every page: written, or read (@clean: shared
+ * memory read in, writable clean entries).  Return: the mapping, or
+ * MAP_FAILED with errno set.  *@huge: bytes in transparent huge pages.
+ */
+static volatile char *map_touched(uint64_t size, long psize, int clean, long long *huge)
+{
+	volatile char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				(clean ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return p;
+	/* Only fails on kernels without THP: nothing to switch off then. */
+	(void)thp_disable_range((void *)p, size);
+	for (uint64_t off = 0; off < size; off += (uint64_t)psize) {
+		if (clean)
+			(void)p[off];	/* read fault: writable, clean */
+		else
+			p[off] = 1;
+	}
+	*huge = anon_huge_bytes();
+	return p;
+}
+
+/*
+ * One timed exit: a child maps and touches @size bytes, reports its huge
+ * page bytes through a pipe and waits; the parent runs the pre hook, then
+ * times from the child's go to waitpid() into *@t0, *@t1.  Return: 0, or
+ * -1 having said why (the child's mmap failed, or a system call did).
+ */
+static int timed_exit(const char *prog, uint64_t size, long psize, int clean,
+		      long long *huge, const char *pre, int run,
+		      struct timespec *t0, struct timespec *t1)
+{
+	int ready[2], go[2], status;
+	char byte = 0;
+	pid_t pid;
+
+	if (pipe(ready) || pipe(go)) {
+		perror("pipe");
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return -1;
+	}
+	if (pid == 0) {
+		long long h = -1;
+
+		if (map_touched(size, psize, clean, &h) == MAP_FAILED)
+			h = -2;
+		if (write(ready[1], &h, sizeof(h)) != (ssize_t)sizeof(h) ||
+		    read(go[0], &byte, 1) != 1)
+			_exit(1);
+		_exit(h == -2 ? 1 : 0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], huge, sizeof(*huge)) != (ssize_t)sizeof(*huge) || *huge == -2) {
+		fprintf(stderr, "%s: the child could not map and touch %llu bytes\n",
+			prog, (unsigned long long)size);
+		close(go[1]);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
+	if (pre && run_hook(pre, run, "pre") != 0)
+		fprintf(stderr, "%s: warning: --pre hook failed\n", prog);
+	now(t0);
+	if (write(go[1], &byte, 1) != 1 || waitpid(pid, &status, 0) != pid) {
+		perror("exit");
+		return -1;
+	}
+	now(t1);
+	close(ready[0]);
+	close(go[1]);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "%s: the child did not exit cleanly (status %#x)\n", prog, status);
+		return -1;
+	}
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -102,8 +195,11 @@ int main(int argc, char **argv)
 		op = OP_DONTNEED;
 	} else if (!strcmp(opname, "munmap")) {
 		op = OP_MUNMAP;
+	} else if (!strcmp(opname, "exit")) {
+		op = OP_EXIT;
 	} else {
-		fprintf(stderr, "%s: unknown op '%s' (dontneed or munmap)\n", argv[0], opname);
+		fprintf(stderr, "%s: unknown op '%s' (dontneed, munmap or exit)\n",
+			argv[0], opname);
 		return 2;
 	}
 	if (psize <= 0)
@@ -121,50 +217,49 @@ int main(int argc, char **argv)
 
 	thp_ctl = thp_disable_process();
 	if (!cli.machine)
-		printf("%s: %s of %s%s (%llu pages of %ld B), %ld run(s)\n",
-		       argv[0], op == OP_DONTNEED ? "madvise(MADV_DONTNEED)" : "munmap()",
+		printf("%s: %s %s%s (%llu pages of %ld B), %ld run(s)\n",
+		       argv[0], op == OP_DONTNEED ? "madvise(MADV_DONTNEED) of" :
+		       op == OP_MUNMAP ? "munmap() of" : "exit of a process holding",
 		       human_size(size, hs, sizeof(hs)),
 		       clean ? " of shared memory read in" : "",
 		       (unsigned long long)(size / psize), psize, runs);
 
 	for (long r = 0; r < runs; r++) {
 		struct timespec t0, t1;
-		volatile char *p;
-		long long huge;
+		volatile char *p = NULL;
+		long long huge = 0;
 		int rc;
 
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 (clean ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED) {
-			fprintf(stderr, "%s: mmap of %llu bytes: %s\n", argv[0],
-				(unsigned long long)size, strerror(errno));
-			return 1;
+		if (op == OP_EXIT) {
+			if (timed_exit(argv[0], size, psize, clean, &huge, cli.pre,
+				       (int)r + 1, &t0, &t1))
+				return 1;
+		} else {
+			p = map_touched(size, psize, clean, &huge);
+			if (p == MAP_FAILED) {
+				fprintf(stderr, "%s: mmap of %llu bytes: %s\n", argv[0],
+					(unsigned long long)size, strerror(errno));
+				return 1;
+			}
 		}
-		/* Only fails on kernels without THP: nothing to switch off then. */
-		(void)thp_disable_range((void *)p, size);
-		for (uint64_t off = 0; off < size; off += (uint64_t)psize) {
-			if (clean)
-				(void)p[off];	/* read fault: writable, clean */
-			else
-				p[off] = 1;
-		}
-		huge = anon_huge_bytes();
 		if (huge > 0)
 			fprintf(stderr,
 				"%s: warning: %lld bytes in transparent huge pages: this run is not comparable\n",
 				argv[0], huge);
 
-		if (cli.pre && run_hook(cli.pre, (int)r + 1, "pre") != 0)
-			fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
-		now(&t0);
-		if (op == OP_DONTNEED)
-			rc = madvise((void *)p, size, MADV_DONTNEED);
-		else
-			rc = munmap((void *)p, size);
-		now(&t1);
-		if (rc) {
-			fprintf(stderr, "%s: %s: %s\n", argv[0], opname, strerror(errno));
-			return 1;
+		if (op != OP_EXIT) {
+			if (cli.pre && run_hook(cli.pre, (int)r + 1, "pre") != 0)
+				fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
+			now(&t0);
+			if (op == OP_DONTNEED)
+				rc = madvise((void *)p, size, MADV_DONTNEED);
+			else
+				rc = munmap((void *)p, size);
+			now(&t1);
+			if (rc) {
+				fprintf(stderr, "%s: %s: %s\n", argv[0], opname, strerror(errno));
+				return 1;
+			}
 		}
 		if (cli.post && run_hook(cli.post, (int)r + 1, "post") != 0)
 			fprintf(stderr, "%s: warning: --post hook failed\n", argv[0]);
