@@ -96,57 +96,68 @@ static volatile char *map_touched(uint64_t size, long psize, int clean, long lon
 }
 
 /*
- * One timed exit: a child maps and touches @size bytes, reports its huge
- * page bytes through a pipe and waits; the parent runs the pre hook, then
- * times from the child's go to waitpid() into *@t0, *@t1.  Return: 0, or
- * -1 having said why (the child's mmap failed, or a system call did).
+ * Start a child that maps and touches @size bytes (map_touched()), says
+ * how many of them are in huge pages (*@huge) and waits to be told to
+ * exit.  Return: 0 with its pid in *@pid and the pipe end that tells it
+ * in *@go; -1 having said why (a system call failed, or the child's mmap).
  */
-static int timed_exit(const char *prog, uint64_t size, long psize, int clean,
-		      long long *huge, const char *pre, int run,
-		      struct timespec *t0, struct timespec *t1)
+static int child_start(const char *prog, uint64_t size, long psize, int clean,
+		       long long *huge, pid_t *pid, int *go)
 {
-	int ready[2], go[2], status;
-	char byte = 0;
-	pid_t pid;
+	int ready[2], gop[2], status;
+	char byte;
 
-	if (pipe(ready) || pipe(go)) {
+	if (pipe(ready) || pipe(gop)) {
 		perror("pipe");
 		return -1;
 	}
-	pid = fork();
-	if (pid < 0) {
+	*pid = fork();
+	if (*pid < 0) {
 		perror("fork");
 		return -1;
 	}
-	if (pid == 0) {
+	if (*pid == 0) {
 		long long h = -1;
 
+		close(ready[0]);
+		close(gop[1]);	/* a parent that dies leaves the read at EOF */
 		if (map_touched(size, psize, clean, &h) == MAP_FAILED)
 			h = -2;
 		if (write(ready[1], &h, sizeof(h)) != (ssize_t)sizeof(h) ||
-		    read(go[0], &byte, 1) != 1)
+		    read(gop[0], &byte, 1) != 1)
 			_exit(1);
 		_exit(h == -2 ? 1 : 0);
 	}
 	close(ready[1]);
-	close(go[0]);
+	close(gop[0]);
 	if (read(ready[0], huge, sizeof(*huge)) != (ssize_t)sizeof(*huge) || *huge == -2) {
 		fprintf(stderr, "%s: the child could not map and touch %llu bytes\n",
 			prog, (unsigned long long)size);
-		close(go[1]);
-		waitpid(pid, &status, 0);
+		close(ready[0]);
+		close(gop[1]);
+		waitpid(*pid, &status, 0);
 		return -1;
 	}
-	if (pre && run_hook(pre, run, "pre") != 0)
-		fprintf(stderr, "%s: warning: --pre hook failed\n", prog);
-	now(t0);
-	if (write(go[1], &byte, 1) != 1 || waitpid(pid, &status, 0) != pid) {
-		perror("exit");
-		return -1;
-	}
-	now(t1);
 	close(ready[0]);
-	close(go[1]);
+	*go = gop[1];
+	return 0;
+}
+
+/*
+ * Tell the child of child_start() to exit and reap it: the timed part of
+ * op exit.  Return: 0, or -1 having said why.
+ */
+static int child_exit(const char *prog, pid_t pid, int go)
+{
+	char byte = 0;
+	int status;
+
+	if (write(go, &byte, 1) != 1 || waitpid(pid, &status, 0) != pid) {
+		perror("exit");
+		close(go);
+		return -1;
+	}
+	close(go);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "%s: the child did not exit cleanly (status %#x)\n", prog, status);
 		return -1;
@@ -228,11 +239,11 @@ int main(int argc, char **argv)
 		struct timespec t0, t1;
 		volatile char *p = NULL;
 		long long huge = 0;
-		int rc;
+		pid_t pid = 0;
+		int rc, go = -1;
 
 		if (op == OP_EXIT) {
-			if (timed_exit(argv[0], size, psize, clean, &huge, cli.pre,
-				       (int)r + 1, &t0, &t1))
+			if (child_start(argv[0], size, psize, clean, &huge, &pid, &go))
 				return 1;
 		} else {
 			p = map_touched(size, psize, clean, &huge);
@@ -247,19 +258,20 @@ int main(int argc, char **argv)
 				"%s: warning: %lld bytes in transparent huge pages: this run is not comparable\n",
 				argv[0], huge);
 
-		if (op != OP_EXIT) {
-			if (cli.pre && run_hook(cli.pre, (int)r + 1, "pre") != 0)
-				fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
-			now(&t0);
-			if (op == OP_DONTNEED)
-				rc = madvise((void *)p, size, MADV_DONTNEED);
-			else
-				rc = munmap((void *)p, size);
-			now(&t1);
-			if (rc) {
+		if (cli.pre && run_hook(cli.pre, (int)r + 1, "pre") != 0)
+			fprintf(stderr, "%s: warning: --pre hook failed\n", argv[0]);
+		now(&t0);
+		if (op == OP_EXIT)
+			rc = child_exit(argv[0], pid, go);	/* says why itself */
+		else if (op == OP_DONTNEED)
+			rc = madvise((void *)p, size, MADV_DONTNEED);
+		else
+			rc = munmap((void *)p, size);
+		now(&t1);
+		if (rc) {
+			if (op != OP_EXIT)
 				fprintf(stderr, "%s: %s: %s\n", argv[0], opname, strerror(errno));
-				return 1;
-			}
+			return 1;
 		}
 		if (cli.post && run_hook(cli.post, (int)r + 1, "post") != 0)
 			fprintf(stderr, "%s: warning: --post hook failed\n", argv[0]);
