@@ -67,6 +67,8 @@
 #include <linux/uaccess.h>
 #include <asm/paravirt.h>
 
+#include "xps_ktest_lazy.h"
+
 enum clear_scenario {
 	CLEAR_SWAP,
 	CLEAR_DEFER,
@@ -101,32 +103,6 @@ static bool clear_check(const char *name, const char *mode, pteval_t got,
 	pr_err("FAIL: %s %s: got %llx want %llx%s\n", name, mode,
 	       (unsigned long long)got, (unsigned long long)want, why);
 	return false;
-}
-
-/*
- * Lazy MMU mode: in Linux 7.3 (the generic rework after 6.12,
- * include/linux/pgtable.h) it is counted
- * per task by lazy_mmu_mode_enable()/disable(), and Xen PV queues only
- * while that count is raised (is_lazy_mmu_mode_active());
- * arch_enter_lazy_mmu_mode() alone no longer turns it on.  Before, it was
- * the interface.  Kbuild tells which this tree has.
- */
-static void clear_lazy_enter(void)
-{
-#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
-	lazy_mmu_mode_enable();
-#else
-	arch_enter_lazy_mmu_mode();
-#endif
-}
-
-static void clear_lazy_leave(void)
-{
-#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
-	lazy_mmu_mode_disable();
-#else
-	arch_leave_lazy_mmu_mode();
-#endif
 }
 
 /**
@@ -199,7 +175,7 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 	s->want = sc == CLEAR_SWAP ? s->old | _PAGE_DIRTY : s->old;
 
 	if (sc != CLEAR_UNLAZY)
-		clear_lazy_enter();
+		xps_lazy_enter();
 	if (sc == CLEAR_SWAP) {
 		/* Queued into the lazy MMU multicall, not yet in the entry. */
 		set_pte(ptep, native_make_pte(s->want));
@@ -211,7 +187,7 @@ static void clear_scenario_run(struct mm_struct *mm, unsigned long addr,
 		s->ret2 = native_pte_val(ptep_get_and_clear(mm, addr, ptep));
 	s->inside = native_pte_val(ptep_get(ptep));
 	if (sc != CLEAR_UNLAZY)
-		clear_lazy_leave();
+		xps_lazy_leave();
 	s->after = native_pte_val(ptep_get(ptep));
 
 	/* Put the entry back as it must be, whatever the op returned. */

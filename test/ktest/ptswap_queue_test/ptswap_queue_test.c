@@ -47,6 +47,8 @@
 #include <asm/xen/ptep.h>
 #include <xen/xen.h>
 
+#include "xps_ktest_lazy.h"
+
 /* 4 MiB of mappings: at least one whole 2 MiB page table page inside. */
 #define XPS_QT_PAGES	1024
 /* Entries queued around the boundary: fewer than a multicall batch's 32. */
@@ -57,24 +59,6 @@ static struct page **pages;
 static void *area;
 static pte_t **ptep;
 static pteval_t *orig;
-
-static void lazy_enter(void)
-{
-#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
-	lazy_mmu_mode_enable();
-#else
-	arch_enter_lazy_mmu_mode();
-#endif
-}
-
-static void lazy_leave(void)
-{
-#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
-	lazy_mmu_mode_disable();
-#else
-	arch_leave_lazy_mmu_mode();
-#endif
-}
 
 /* The page table page that holds @p. */
 static unsigned long table_of(const pte_t *p)
@@ -142,12 +126,12 @@ static int queue_and_check(unsigned int first)
 	int failed = 0;
 
 	preempt_disable();
-	lazy_enter();
+	xps_lazy_enter();
 	for (i = first; i < end; i++)
 		queued &= xen_queue_pte_clear(ptep[i]);
 	for (i = first; i < end; i++)
 		still &= native_pte_val(ptep_get(ptep[i])) == orig[i];
-	lazy_leave();
+	xps_lazy_leave();
 	preempt_enable();
 
 	if (queued && still) {

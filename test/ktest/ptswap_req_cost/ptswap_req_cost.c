@@ -89,6 +89,7 @@
 #include <xen/xen.h>
 
 #include "xen_ptswap_abi.h"
+#include "xps_ktest_lazy.h"
 
 static unsigned int entries = 512;
 module_param(entries, uint, 0444);
@@ -195,29 +196,6 @@ static int mmu_update(struct mmu_update *r, unsigned int count, unsigned int *do
 	return HYPERVISOR_mmu_update(r, count, done, DOMID_SELF);
 }
 
-/*
- * Lazy MMU mode: Linux 7.3 counts it per task (lazy_mmu_mode_enable() in
- * include/linux/pgtable.h); before, arch_enter_lazy_mmu_mode() was the
- * interface.  Kbuild tells which this tree has.
- */
-static void lazy_enter(void)
-{
-#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
-	lazy_mmu_mode_enable();
-#else
-	arch_enter_lazy_mmu_mode();
-#endif
-}
-
-static void lazy_leave(void)
-{
-#ifdef XPS_HAVE_LAZY_MMU_MODE_ENABLE
-	lazy_mmu_mode_disable();
-#else
-	arch_leave_lazy_mmu_mode();
-#endif
-}
-
 /* Put every entry back as it was mapped, in batches; 0 or the error. */
 static int restore_all(void)
 {
@@ -250,18 +228,18 @@ static int clear_pass(const struct way *w)
 		return 0;
 	}
 	if (w->kind == WAY_LAZY) {
-		lazy_enter();
+		xps_lazy_enter();
 		for (i = 0; i < entries; i++)
 			set_pte(ptep[i], native_make_pte(0));
-		lazy_leave();
+		xps_lazy_leave();
 		return 0;
 	}
 	if (w->kind == WAY_QCLEAR) {
-		lazy_enter();
+		xps_lazy_enter();
 		for (i = 0; i < entries && !rc; i++)
 			if (!xen_queue_pte_clear(ptep[i]))
 				rc = -EINVAL;	/* not in lazy MMU mode */
-		lazy_leave();
+		xps_lazy_leave();
 		return rc;
 	}
 	if (w->kind == WAY_EMPTY) {
