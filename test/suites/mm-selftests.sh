@@ -110,8 +110,9 @@ KSM=/sys/kernel/mm/ksm
 # run in the lab.
 # zap_dirty_shared is not the kernel's but the series': the selftest of
 # test/linux-upstream/7.3/0010 (stores through writable clean PTEs of a
-# memfd, zapped by MADV_DONTNEED, munmap() or mmap(MAP_FIXED) while other
-# threads store, must read back after MADV_PAGEOUT), which test/lab/run
+# memfd, zapped by MADV_DONTNEED, munmap(), a child's exit, and
+# MADV_DONTNEED or mmap(MAP_FIXED) while threads on the other CPUs store,
+# must read back after MADV_PAGEOUT), which test/lab/run
 # builds into every version's mm folder (not 6.1's).
 # uffd-unit-tests runs one group of its tests per
 # line (-f is a substring filter), so that a flaky group is repeated
