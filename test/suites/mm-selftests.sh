@@ -347,7 +347,7 @@ run_once() {
 	# An @exact program's subtest skipped with exit status 0 (kselftest's
 	# ksft_finished() counts skips as passes) is a skip.
 	if [ "$v" = p ] && [[ ${CMD[$id]} == *@exact* ]] && [[ $sum =~ \ skip:([1-9][0-9]*) ]]; then
-		v=s why="skip: ${BASH_REMATCH[1]} subtest(s): $(grep -m1 -E '^# .*(kept|SKIP)' "$out" | sed 's/^# *//' | cut -c1-160)"
+		v=s why="skip: ${BASH_REMATCH[1]} subtest(s): $(grep -m1 -E '# SKIP|^# .*(kept|MADV_PAGEOUT)' "$out" | sed 's/^# *//' | cut -c1-160)"
 	fi
 	if [ -z "${FIRST[$mode|$id]:-}" ]; then
 		FIRST[$mode|$id]=$v
@@ -362,7 +362,7 @@ run_once() {
 	HIST[$mode|$id]=${HIST[$mode|$id]:-}$v
 	defused "# $mode/$id run $n: $why, $t s${sum:+ ($sum)}"
 	# An @exact program's own notes (what its subtests saw), first run.
-	if [ "$n" = 1 ] && [ "$v" = p ] && [[ ${CMD[$id]} == *@exact* ]]; then
+	if [ "$n" = 1 ] && { [ "$v" = p ] || [ "$v" = s ]; } && [[ ${CMD[$id]} == *@exact* ]]; then
 		grep -E '^# ' "$out" | grep -v 'Totals:' | head -n 10 | awk -v p="# $mode/$id: " '{ print p $0 }' | defuse
 	fi
 	[ "$v" = p ] || [ "$v" = s ] || tail -n 5 "$out" | awk -v p="# $mode/$id: " '{ print p $0 }' | defuse
