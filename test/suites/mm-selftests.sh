@@ -346,7 +346,7 @@ run_once() {
 	esac
 	# An @exact program's subtest skipped with exit status 0 (kselftest's
 	# ksft_finished() counts skips as passes) is a skip.
-	if [ "$v" = p ] && [[ ${CMD[$id]} == *@exact* ]] && [[ $sum =~ \ skip:([1-9][0-9]*) ]]; then
+	if [ "$v" = p ] && is_exact "$id" && [[ $sum =~ \ skip:([1-9][0-9]*) ]]; then
 		v=s why="skip: ${BASH_REMATCH[1]} subtest(s): $(grep -m1 -E '# SKIP|^# .*(kept|MADV_PAGEOUT)' "$out" | sed 's/^# *//' | cut -c1-160)"
 	fi
 	if [ -z "${FIRST[$mode|$id]:-}" ]; then
@@ -362,11 +362,16 @@ run_once() {
 	HIST[$mode|$id]=${HIST[$mode|$id]:-}$v
 	defused "# $mode/$id run $n: $why, $t s${sum:+ ($sum)}"
 	# An @exact program's own notes (what its subtests saw), first run.
-	if [ "$n" = 1 ] && { [ "$v" = p ] || [ "$v" = s ]; } && [[ ${CMD[$id]} == *@exact* ]]; then
+	if [ "$n" = 1 ] && { [ "$v" = p ] || [ "$v" = s ]; } && is_exact "$id"; then
 		grep -E '^# ' "$out" | grep -v 'Totals:' | head -n 10 | awk -v p="# $mode/$id: " '{ print p $0 }' | defuse
 	fi
 	[ "$v" = p ] || [ "$v" = s ] || tail -n 5 "$out" | awk -v p="# $mode/$id: " '{ print p $0 }' | defuse
 	klog_run "$mode/$id run $n"
+}
+
+# is_exact NAME: true if the table marks NAME "@exact".
+is_exact() {
+	[[ ${CMD[$1]} == *@exact* ]]
 }
 
 # verdict_of MODE NAME: pass, skip or fail, of the first run.
@@ -513,7 +518,7 @@ done
 if [ "$REPEAT" -gt 1 ]; then
 	again=()
 	for id in "${ids[@]}"; do
-		[[ ${CMD[$id]} == *@exact* ]] && continue	# no repeats: one failure fails
+		is_exact "$id" && continue	# no repeats: one failure fails
 		for m in "${ran[@]:1}"; do
 			[ "$(verdict_of "$m" "$id")" = fail ] && { again+=("$id"); break; }
 		done
@@ -554,7 +559,7 @@ for id in "${ids[@]}"; do
 	u=$(verdict_of unloaded "$id")
 	[ "$u" = none ] && u=unknown
 	[ "$u" = pass ] || note "unloaded/$id: ${WHY[unloaded|$id]:-not run}"
-	if [[ ${CMD[$id]} == *@exact* ]]; then
+	if is_exact "$id"; then
 		for m in "${ran[@]}"; do
 			case $(verdict_of "$m" "$id") in
 			pass) pass "$m/$id" ;;
