@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xen_ptswap_abi.h - the ABI numbers of MMU_PT_UPDATE_SWAP, in one place.
+ * xen_ptswap_abi.h - the ABI numbers of MMU_PT_UPDATE_SWAP and
+ * MMU_PT_CLEAR_RUN, in one place.
  *
  * These must agree with xen/include/public/xen.h and
  * xen/include/public/features.h as patched by test/xen-patch/; the lab's
@@ -36,6 +37,29 @@
  */
 #ifndef XENFEAT_mmu_pt_update_swap
 #define XENFEAT_mmu_pt_update_swap	21
+#endif
+
+/*
+ * MMU_PT_CLEAR_RUN: sub-op 5 of HYPERVISOR_mmu_update (test/xen-patch/
+ * 0007).  ptr: machine address of the first of a run of L1 entries; val:
+ * the run's length, 1 to the entries left in ptr's page.  Xen clears each
+ * entry as an MMU_NORMAL_PT_UPDATE writing 0 would, in order, and returns
+ * no old value.  Refused, nothing changed: -EINVAL for a length of 0 or
+ * one that would cross the page, the XSM errors of clearing an entry,
+ * -EFAULT if Xen cannot write the request (checked by writing it back
+ * unchanged), -EINVAL if ptr is not in an L1 page table.  A run that
+ * stops after clearing some entries (preempted, or the frame stopped being
+ * an L1 table: -EINVAL) has its request written back first: ptr advanced
+ * past the entries cleared, val the count left; a continuation resumes it,
+ * and pdone counts a request only once its whole run is done.
+ */
+#ifndef MMU_PT_CLEAR_RUN
+#define MMU_PT_CLEAR_RUN		5
+#endif
+
+/* XENFEAT_mmu_pt_clear_run: XENVER_get_features bit, PV guests only. */
+#ifndef XENFEAT_mmu_pt_clear_run
+#define XENFEAT_mmu_pt_clear_run	22
 #endif
 
 #endif /* XEN_PTSWAP_ABI_H */

@@ -1,18 +1,20 @@
 #!/bin/bash
-# test/suites/xen-swap.sh - Xen's MMU_PT_UPDATE_SWAP sub-op and
-# XENFEAT_mmu_pt_update_swap, checked from the lab's Dom0 (issue 3).
+# test/suites/xen-swap.sh - Xen's MMU_PT_UPDATE_SWAP and MMU_PT_CLEAR_RUN
+# sub-ops and their feature bits, checked from the lab's Dom0 (issues 3
+# and 34).
 #
 # Runs inside Dom0 from /xps (see test/lab/run).  Builds
 # test/ktest/ptswap_xen_test against the running kernel, loads it with
 # expect=patched (patched or debug Xen) or expect=stock and prints the
 # module's checks; around them checks
-# the feature bit as /sys/hypervisor shows it, that include/xen_ptswap_abi.h
+# the feature bits as /sys/hypervisor shows them, that include/xen_ptswap_abi.h
 # agrees with the patched Xen's public headers ($XPS_XEN_TREE), a bad
 # parameter, the kernel log and unloading.
-#   patched Xen: the sub-op's behaviour (see the module's checks)
+#   patched Xen: the sub-ops' behaviour (see the module's checks)
 #   debug Xen:   the same on the patched Xen built with CONFIG_DEBUG=y
 #                (--xen debug), and that Xen's console says debug=y
-#   stock Xen:   bit 21 clear, and a swap request fails changing nothing
+#   stock Xen:   bits 21 and 22 clear, and a swap and a run request each
+#                fail changing nothing
 # Prints one "PASS: <check>" or "FAIL: <check>: <reason>" line per check,
 # "info:" lines with what the module logged.  Exit status 0 if all passed.
 
@@ -58,16 +60,20 @@ if [ "$xen" = debug ]; then
 	esac
 fi
 
-# The bit as Linux shows it, independent of the module.
-bit=$(abi_value include/xen_ptswap_abi.h XENFEAT_mmu_pt_update_swap)
+# The bits as Linux shows them, independent of the module.
 features=$(cat /sys/hypervisor/properties/features 2>/dev/null)
-if [ -z "$features" ] || [ -z "$bit" ]; then
-	fail sysfs-feature-bit "cannot run because /sys/hypervisor/properties/features is '$features' or the ABI header has no bit"
-elif [ $(((0x$features >> bit) & 1)) = "$want_bit" ]; then
-	pass sysfs-feature-bit
-else
-	fail sysfs-feature-bit "features $features: bit $bit is $(((0x$features >> bit) & 1)) on $xen Xen"
-fi
+bit=$(abi_value include/xen_ptswap_abi.h XENFEAT_mmu_pt_update_swap)
+run_bit=$(abi_value include/xen_ptswap_abi.h XENFEAT_mmu_pt_clear_run)
+for b in "sysfs-feature-bit:$bit" "sysfs-run-feature-bit:$run_bit"; do
+	name=${b%%:*} n=${b#*:}
+	if [ -z "$features" ] || [ -z "$n" ]; then
+		fail "$name" "cannot run because /sys/hypervisor/properties/features is '$features' or the ABI header has no bit"
+	elif [ $(((0x$features >> n) & 1)) = "$want_bit" ]; then
+		pass "$name"
+	else
+		fail "$name" "features $features: bit $n is $(((0x$features >> n) & 1)) on $xen Xen"
+	fi
+done
 
 if [ "$expect" = patched ]; then
 	tree=${XPS_XEN_TREE:-}
@@ -78,11 +84,16 @@ if [ "$expect" = patched ]; then
 		ours_op=$(abi_value include/xen_ptswap_abi.h MMU_PT_UPDATE_SWAP)
 		xen_op=$(abi_value "$pub/xen.h" MMU_PT_UPDATE_SWAP)
 		xen_bit=$(abi_value "$pub/features.h" XENFEAT_mmu_pt_update_swap)
+		ours_run=$(abi_value include/xen_ptswap_abi.h MMU_PT_CLEAR_RUN)
+		xen_run=$(abi_value "$pub/xen.h" MMU_PT_CLEAR_RUN)
+		xen_run_bit=$(abi_value "$pub/features.h" XENFEAT_mmu_pt_clear_run)
 		if [ -n "$xen_op" ] && [ "$ours_op" = "$xen_op" ] &&
-		   [ -n "$xen_bit" ] && [ "$bit" = "$xen_bit" ]; then
+		   [ -n "$xen_bit" ] && [ "$bit" = "$xen_bit" ] &&
+		   [ -n "$xen_run" ] && [ "$ours_run" = "$xen_run" ] &&
+		   [ -n "$xen_run_bit" ] && [ "$run_bit" = "$xen_run_bit" ]; then
 			pass abi-header-matches-xen
 		else
-			fail abi-header-matches-xen "ours: sub-op '$ours_op' bit '$bit'; Xen's: sub-op '$xen_op' bit '$xen_bit'"
+			fail abi-header-matches-xen "ours: sub-ops '$ours_op' '$ours_run' bits '$bit' '$run_bit'; Xen's: sub-ops '$xen_op' '$xen_run' bits '$xen_bit' '$xen_run_bit'"
 		fi
 	fi
 fi

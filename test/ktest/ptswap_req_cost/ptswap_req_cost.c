@@ -28,6 +28,15 @@
  *               without the old entry's put_page_from_l1e();
  *   swap-N:     MMU_PT_UPDATE_SWAP to 0, N per mmu_update (needs a Xen
  *               that advertises XENFEAT_mmu_pt_update_swap);
+ *   run-N:      MMU_PT_CLEAR_RUN requests of N entries each (fewer where
+ *               an L1 frame ends), all in one mmu_update (needs
+ *               XENFEAT_mmu_pt_clear_run, test/xen-patch/ 0007);
+ *   run-all:    the same with one request per L1 frame the entries lie
+ *               in: what a zap that coalesced every clear of a page table
+ *               into one request would ask of Xen;
+ *   run-none-all: run-all over entries already none (made so before the
+ *               pass, untimed): Xen's cost per entry of a run without the
+ *               old entry's put_page_from_l1e();
  *   empty-call: mmu_update with no request, per call (entries: calls);
  *   pte_val-own: not a clear: pte_val() of an entry that maps one of
  *               Dom0's own frames (each entry another frame), the M2P
@@ -67,7 +76,8 @@
  * 20261204-225833-24720).  Requests per call is 1 for memory, ptwr,
  * lazy-set_pte and lazy-queue-clear (one xchg, set_pte() or queued clear
  * per entry; Linux merges the lazy ways' updates into its multicalls) and
- * 0 for empty-call.
+ * 0 for empty-call; for the run ways it is the number of run requests the
+ * call carried.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -104,7 +114,7 @@ MODULE_PARM_DESC(rounds, "timed passes of each way, 1-1001 (default 21)");
 
 enum way_kind {
 	WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_QCLEAR, WAY_NORMAL, WAY_SWAP, WAY_EMPTY, WAY_XLATE,
-	WAY_P2M
+	WAY_P2M, WAY_RUN
 };
 
 /*
@@ -126,8 +136,11 @@ static inline bool xen_queue_pte_clear(pte_t *ptep)
  * struct way - one way of clearing, and its per-round results
  * @name: as printed
  * @kind: what it does
- * @per_call: requests per mmu_update; 0: all @entries (for empty-call: none)
+ * @per_call: requests per mmu_update; 0: all @entries (for empty-call: none);
+ *	for WAY_RUN, entries per run request, 0: to the end of the L1 frame
  * @swap: needs MMU_PT_UPDATE_SWAP
+ * @run: needs MMU_PT_CLEAR_RUN
+ * @reqs: WAY_RUN: the run requests the last pass's call carried
  * @none: the entries are made none before the pass (untimed)
  * @notown: WAY_XLATE of frames that are not Dom0's
  * @qclear: needs xen_queue_pte_clear() in the kernel
@@ -138,6 +151,8 @@ struct way {
 	enum way_kind kind;
 	unsigned int per_call;
 	bool swap;
+	bool run;
+	unsigned int reqs;
 	bool none;
 	bool notown;
 	bool qclear;
@@ -156,6 +171,9 @@ static struct way ways[] = {
 	{ .name = "swap-1", .kind = WAY_SWAP, .per_call = 1, .swap = true },
 	{ .name = "swap-32", .kind = WAY_SWAP, .per_call = 32, .swap = true },
 	{ .name = "swap-all", .kind = WAY_SWAP, .swap = true },
+	{ .name = "run-32", .kind = WAY_RUN, .per_call = 32, .run = true },
+	{ .name = "run-all", .kind = WAY_RUN, .run = true },
+	{ .name = "run-none-all", .kind = WAY_RUN, .run = true, .none = true },
 	{ .name = "empty-call", .kind = WAY_EMPTY },	/* per_call printed as 0 */
 	{ .name = "pte_val-own", .kind = WAY_XLATE, .per_call = 1 },
 	{ .name = "pte_val-notown", .kind = WAY_XLATE, .per_call = 1, .notown = true },
@@ -209,8 +227,35 @@ static int restore_all(void)
 	return mmu_update(req, entries, &done);
 }
 
+/*
+ * WAY_RUN: one mmu_update of MMU_PT_CLEAR_RUN requests covering every
+ * entry, each of @w->per_call entries or up to the end of its L1 frame
+ * (the entries of the area are consecutive slots but for the frame
+ * boundaries).  Building the requests is timed too: a guest builds them.
+ * 0, or the call's error (-EIO if it did not do every request).
+ */
+static int run_pass(struct way *w)
+{
+	unsigned int i = 0, n = 0, len, done = 0;
+	int rc;
+
+	while (i < entries) {
+		for (len = 1; i + len < entries &&
+		     (!w->per_call || len < w->per_call) &&
+		     maddr[i + len] == maddr[i] + len * sizeof(u64); len++)
+			;
+		req[n].ptr = maddr[i] | MMU_PT_CLEAR_RUN;
+		req[n].val = len;
+		n++;
+		i += len;
+	}
+	rc = mmu_update(req, n, &done);
+	w->reqs = n;
+	return rc ? rc : done == n ? 0 : -EIO;
+}
+
 /* Clear every entry @w's way; 0, or the error of the failing call. */
-static int clear_pass(const struct way *w)
+static int clear_pass(struct way *w)
 {
 	unsigned int per = w->per_call ? w->per_call : entries;
 	unsigned int cmd = w->swap ? MMU_PT_UPDATE_SWAP : MMU_NORMAL_PT_UPDATE;
@@ -259,6 +304,8 @@ static int clear_pass(const struct way *w)
 			xout[i] = pte_val(native_make_pte(raw[i]));
 		return 0;
 	}
+	if (w->kind == WAY_RUN)
+		return run_pass(w);
 	for (i = 0; i < entries; i++) {
 		req[i].ptr = maddr[i] | cmd;
 		req[i].val = 0;
@@ -334,7 +381,7 @@ static int one_pass(struct way *w, unsigned int round)
 	}
 	if (w->none) {
 		/* normal-all's clear, untimed */
-		static const struct way all = { .name = "pre-clear", .kind = WAY_NORMAL };
+		static struct way all = { .name = "pre-clear", .kind = WAY_NORMAL };
 
 		rc = clear_pass(&all);
 		if (rc) {
@@ -388,7 +435,8 @@ static void report(const struct way *w)
 	sort(s, rounds, sizeof(*s), cmp_u64, NULL);
 	results_len += scnprintf(results + results_len, RESULTS_SIZE - results_len,
 				 "%s %u %llu %llu %llu %u\n", w->name,
-				 w->kind == WAY_EMPTY ? 0 : w->per_call ? w->per_call : entries,
+				 w->kind == WAY_EMPTY ? 0 : w->kind == WAY_RUN ? w->reqs :
+				 w->per_call ? w->per_call : entries,
 				 s[rounds / 2], s[0], s[rounds - 1], rounds);
 	kfree(s);
 }
@@ -502,18 +550,22 @@ static void teardown(void)
 		__free_page(data_page);
 }
 
-/* Whether @w can run here: swap-* need the sub-op, lazy-queue-clear the series. */
-static bool way_runs(const struct way *w, bool swap)
+/*
+ * Whether @w can run here: swap-* need the swap sub-op, run-* the run
+ * sub-op, lazy-queue-clear the series.
+ */
+static bool way_runs(const struct way *w, bool swap, bool run)
 {
-	return (!w->swap || swap) && (!w->qclear || HAVE_QCLEAR);
+	return (!w->swap || swap) && (!w->run || run) && (!w->qclear || HAVE_QCLEAR);
 }
 
-static bool swap_advertised(void)
+/* Whether Xen advertises feature bit @bit (of submap 0) to this domain. */
+static bool advertised(unsigned int bit)
 {
 	struct xen_feature_info fi = { .submap_idx = 0 };
 
 	return HYPERVISOR_xen_version(XENVER_get_features, &fi) >= 0 &&
-	       (fi.submap & BIT(XENFEAT_mmu_pt_update_swap));
+	       (fi.submap & BIT(bit));
 }
 
 /**
@@ -532,7 +584,7 @@ static int __init ptswap_req_cost_init(void)
 {
 	unsigned int i, r, n = ARRAY_SIZE(ways);
 	u64 tsc_ns;
-	bool swap;
+	bool swap, run;
 	int rc;
 
 	if (!xen_pv_domain()) {
@@ -543,7 +595,8 @@ static int __init ptswap_req_cost_init(void)
 		pr_err("the TSC's rate is not known (tsc_khz 0): no clock to time passes with\n");
 		return -ENODEV;
 	}
-	swap = swap_advertised();
+	swap = advertised(XENFEAT_mmu_pt_update_swap);
+	run = advertised(XENFEAT_mmu_pt_clear_run);
 	if (entries < 32 || entries > 4096 || entries % 32 || !rounds || rounds > 1001) {
 		pr_err("entries=%u rounds=%u: want 32-4096 (a multiple of 32) and 1-1001\n",
 		       entries, rounds);
@@ -563,7 +616,7 @@ static int __init ptswap_req_cost_init(void)
 		for (i = 0; i < n; i++) {
 			struct way *w = &ways[(i + r) % n];
 
-			if (!way_runs(w, swap))
+			if (!way_runs(w, swap, run))
 				continue;
 			rc = one_pass(w, r);
 			if (rc)
@@ -587,10 +640,12 @@ static int __init ptswap_req_cost_init(void)
 	pr_info("run: %llu ns of passes by the TSC, %llu ns by the timekeeping clock\n",
 		tsc_ns, pass_ktime);
 	for (i = 0; i < n; i++)
-		if (way_runs(&ways[i], swap))
+		if (way_runs(&ways[i], swap, run))
 			report(&ways[i]);
 	if (!swap)
 		pr_info("XENFEAT_mmu_pt_update_swap is clear: swap-* not measured\n");
+	if (!run)
+		pr_info("XENFEAT_mmu_pt_clear_run is clear: run-* not measured\n");
 	if (!HAVE_QCLEAR)
 		pr_info("the kernel has no xen_queue_pte_clear(): lazy-queue-clear not measured\n");
 	teardown();

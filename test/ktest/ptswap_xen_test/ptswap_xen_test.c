@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Checks, from a Xen PV Dom0, of the hypervisor's MMU_PT_UPDATE_SWAP
- * mmu_update sub-op and of XENFEAT_mmu_pt_update_swap.
+ * Checks, from a Xen PV Dom0, of the hypervisor's MMU_PT_UPDATE_SWAP and
+ * MMU_PT_CLEAR_RUN mmu_update sub-ops and of their feature bits,
+ * XENFEAT_mmu_pt_update_swap and XENFEAT_mmu_pt_clear_run.
  *
  * Load with expect=patched (Xen carries test/xen-patch/) or expect=stock
  * (Xen without it).  Every check runs at load time, and its result, one
@@ -1347,6 +1348,358 @@ static bool check_self_referential_none(struct slots *unused, char *why)
 	return self_referential(true, why);
 }
 
+/* --- MMU_PT_CLEAR_RUN: runs of cleared L1 entries (test/xen-patch/ 0007) --- */
+
+#define RUN_LEN		16	/* entries the basic run checks clear */
+#define RUN_PREEMPT_REQS 2048	/* run requests in the preemption check's first call */
+#define L1_SLOT(s, i)	(((s)->maddr[i] & ~PAGE_MASK) / sizeof(u64))
+
+static void run_req(struct mmu_update *req, u64 maddr, u64 count)
+{
+	req->ptr = maddr | MMU_PT_CLEAR_RUN;
+	req->val = count;
+}
+
+/* 1 if Xen advertises XENFEAT_mmu_pt_clear_run, 0 if not, or -errno. */
+static int xen_run_feature(void)
+{
+	struct xen_feature_info fi = { .submap_idx = XENFEAT_mmu_pt_clear_run / 32 };
+	int rc = HYPERVISOR_xen_version(XENVER_get_features, &fi);
+
+	if (rc < 0)
+		return rc;
+	return !!(fi.submap & BIT(XENFEAT_mmu_pt_clear_run % 32));
+}
+
+/*
+ * Entries [@i, @i + @n) of @s: consecutive slots of one L1 frame.  Return
+ * the first such @i at or after @from, or @s->n if none.
+ */
+static unsigned int run_find(const struct slots *s, unsigned int from, unsigned int n)
+{
+	unsigned int i, j;
+
+	for (i = from; i + n <= s->n; i++) {
+		for (j = 1; j < n; j++)
+			if (s->maddr[i + j] != s->maddr[i] + j * sizeof(u64))
+				break;
+		if (j == n)
+			return i;
+	}
+	return s->n;
+}
+
+/* The index of the entry of @s in the last slot (511) of its L1 frame, or @s->n. */
+static unsigned int run_find_table_end(const struct slots *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		if (L1_SLOT(s, i) == PTRS_PER_PTE - 1)
+			return i;
+	return s->n;
+}
+
+/* Put back every entry of @s that differs from what was mapped. */
+static void run_restore(struct slots *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++)
+		if (entry_read(s, i) != s->orig[i])
+			WARN_ON(normal_update(s->maddr[i], s->orig[i]));
+	invlpg(MMUEXT_TLB_FLUSH_ALL, NULL);
+}
+
+/*
+ * Entries [@a, @b) of @s must be none and every other one as mapped; then
+ * put them all back.  Return false, with @why set, on a mismatch.
+ */
+static bool run_cleared_only(struct slots *s, unsigned int a, unsigned int b,
+			     const char *what, char *why)
+{
+	unsigned int i;
+	bool ok = true;
+
+	for (i = 0; i < s->n && ok; i++) {
+		u64 e = entry_read(s, i), want = i >= a && i < b ? 0 : s->orig[i];
+
+		if (e != want)
+			ok = FAIL(why, "%s: entry %u (run [%u, %u)) is %#llx, want %#llx",
+				  what, i, a, b, e, want);
+	}
+	run_restore(s);
+	return ok;
+}
+
+/* A run of RUN_LEN entries inside one frame: exactly those are cleared. */
+static bool check_run_clears(struct slots *unused, char *why)
+{
+	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+	struct mmu_update req;
+	unsigned int i;
+	int done = -1, rc;
+	bool ok;
+
+	if (!s)
+		return FAIL(why, "cannot run because %u entries could not be mapped", BATCH_SLOTS);
+	/* Not the area's first entry: one entry before the run stays. */
+	i = run_find(s, 1, RUN_LEN + 1);
+	if (i >= s->n) {
+		ok = FAIL(why, "cannot run because no %u entries share an L1 frame", RUN_LEN + 1);
+		goto out;
+	}
+	run_req(&req, s->maddr[i], RUN_LEN);
+	rc = mmu_update(&req, 1, &done);
+	if (rc || done != 1) {
+		ok = FAIL(why, "rc %d, done %d, want 0, 1", rc, done);
+		run_restore(s);
+		goto out;
+	}
+	if (req.ptr != (s->maddr[i] | MMU_PT_CLEAR_RUN) || req.val != RUN_LEN) {
+		ok = FAIL(why, "a whole run rewrote its request: ptr %#llx val %llu",
+			  req.ptr, req.val);
+		run_restore(s);
+		goto out;
+	}
+	ok = run_cleared_only(s, i, i + RUN_LEN, "run", why);
+out:
+	slots_free(s);
+	return ok;
+}
+
+/*
+ * A run that ends in the frame's last slot is done; one that would cross
+ * into the next frame, and one of 0 or of more than 2^32 entries, are
+ * refused with -EINVAL, nothing changed, the request untouched.
+ */
+static bool check_run_page_end(struct slots *unused, char *why)
+{
+	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+	const struct {
+		int off;	/* the run's first entry, from the frame's last slot */
+		u64 count;
+	} bad[] = {
+		{ 0, 2 },			/* one entry past the frame */
+		{ -7, 9 },
+		{ -3, 0 },			/* none at all */
+		{ -3, (1ULL << 32) | 1 },	/* 1 if Xen truncated val to 32 bits */
+		{ -3, ~0ULL },
+	};
+	struct mmu_update req;
+	unsigned int e, k;
+	int done, rc;
+	bool ok = true;
+
+	if (!s)
+		return FAIL(why, "cannot run because %u entries could not be mapped", BATCH_SLOTS);
+	e = run_find_table_end(s);
+	if (e < 8 || e >= s->n) {
+		ok = FAIL(why, "cannot run because no frame ends after entry 8 (%u)", e);
+		goto out;
+	}
+	for (k = 0; k < ARRAY_SIZE(bad) && ok; k++) {
+		u64 ptr = s->maddr[e + bad[k].off] | MMU_PT_CLEAR_RUN;
+
+		run_req(&req, s->maddr[e + bad[k].off], bad[k].count);
+		done = -1;
+		rc = mmu_update(&req, 1, &done);
+		if (rc != -EINVAL || done != 0 || req.ptr != ptr || req.val != bad[k].count)
+			ok = FAIL(why, "run of %llu at slot %lu: rc %d done %d ptr %#llx val %llu",
+				  bad[k].count, (unsigned long)L1_SLOT(s, e + bad[k].off), rc, done,
+				  req.ptr, req.val);
+		if (!run_cleared_only(s, 0, 0, "after a refused run", why))
+			ok = false;
+	}
+	if (!ok)
+		goto out;
+	/* The last 8 entries of the frame. */
+	run_req(&req, s->maddr[e - 7], 8);
+	done = -1;
+	rc = mmu_update(&req, 1, &done);
+	if (rc || done != 1) {
+		ok = FAIL(why, "run to the frame's end: rc %d, done %d, want 0, 1", rc, done);
+		run_restore(s);
+		goto out;
+	}
+	ok = run_cleared_only(s, e - 7, e + 1, "run to the frame's end", why);
+out:
+	slots_free(s);
+	return ok;
+}
+
+/*
+ * A run aimed at a frame that is not an L1 table: a plain frame (Dom0
+ * maps it writable) and an L2 table.  -EINVAL, nothing changed.
+ */
+static bool check_run_not_l1(struct slots *s, char *why)
+{
+	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	unsigned long va = (unsigned long)s->va;
+	u64 *word, *l2e, before, l2before;
+	struct mmu_update req;
+	int done = -1, rc;
+	bool ok = true;
+
+	if (!page)
+		return FAIL(why, "cannot run because no memory");
+	word = (u64 *)page_address(page) + 3;
+	word[0] = 0x0123456789abcdefULL;
+	word[1] = 0x1123456789abcdefULL;
+	before = word[0];
+	run_req(&req, arbitrary_virt_to_machine(word).maddr, 2);
+	rc = mmu_update(&req, 1, &done);
+	if (rc != -EINVAL || done != 0 || READ_ONCE(word[0]) != before ||
+	    READ_ONCE(word[1]) != 0x1123456789abcdefULL)
+		ok = FAIL(why, "plain frame: rc %d, done %d, words %#llx %#llx; want %d, 0, same",
+			  rc, done, READ_ONCE(word[0]), READ_ONCE(word[1]), -EINVAL);
+	__free_page(page);
+	if (!ok)
+		return false;
+
+	l2e = (u64 *)pmd_offset(pud_offset(p4d_offset(pgd_offset(current->active_mm, va), va),
+				      va), va);
+	l2before = READ_ONCE(*l2e);
+	run_req(&req, arbitrary_virt_to_machine(l2e).maddr, 1);
+	done = -1;
+	rc = mmu_update(&req, 1, &done);
+	if (rc != -EINVAL || done != 0 || READ_ONCE(*l2e) != l2before)
+		return FAIL(why, "L2 table: rc %d, done %d, entry %#llx (want %d, 0, %#llx)",
+			    rc, done, READ_ONCE(*l2e), -EINVAL, l2before);
+	return true;
+}
+
+/*
+ * Runs, normal updates and swaps in one call, in order; then a call whose
+ * second run is refused: the first run stays done (pdone 1), the third
+ * is not done, its entries untouched.
+ */
+static bool check_run_mixed(struct slots *unused, char *why)
+{
+	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+	struct mmu_update req[4];
+	unsigned int i, e;
+	int done = -1, rc;
+	bool ok = true;
+
+	if (!s)
+		return FAIL(why, "cannot run because %u entries could not be mapped", BATCH_SLOTS);
+	i = run_find(s, 0, 12);
+	e = run_find_table_end(s);
+	if (i >= s->n || e >= s->n || e < 1) {
+		ok = FAIL(why, "cannot run because no 12 entries share a frame, or no frame ends");
+		goto out;
+	}
+	/* Entry i flipped, then [i, i + 4) cleared, i + 5 swapped, [i + 8, i + 10) cleared. */
+	normal_req(&req[0], s->maddr[i], entry_flipped(s->orig[i]));
+	run_req(&req[1], s->maddr[i], 4);
+	swap_req(&req[2], s->maddr[i + 5], 0);
+	run_req(&req[3], s->maddr[i + 8], 2);
+	rc = mmu_update(req, 4, &done);
+	if (rc || done != 4 || req[2].val != s->orig[i + 5]) {
+		ok = FAIL(why, "mixed: rc %d, done %d, swap returned %#llx; want 0, 4, %#llx",
+			  rc, done, req[2].val, s->orig[i + 5]);
+		goto out;
+	}
+	for (e = 0; e < s->n && ok; e++) {
+		bool none = (e >= i && e < i + 4) || e == i + 5 || e == i + 8 || e == i + 9;
+
+		if (entry_read(s, e) != (none ? 0 : s->orig[e]))
+			ok = FAIL(why, "mixed: entry %u is %#llx, want %#llx", e,
+				  entry_read(s, e), none ? 0 : s->orig[e]);
+	}
+	run_restore(s);
+	if (!ok)
+		goto out;
+
+	e = run_find_table_end(s);
+	run_req(&req[0], s->maddr[i], 3);
+	run_req(&req[1], s->maddr[e], 2);	/* crosses the frame's end */
+	run_req(&req[2], s->maddr[i + 4], 3);
+	done = -1;
+	rc = mmu_update(req, 3, &done);
+	if (rc != -EINVAL || done != 1) {
+		ok = FAIL(why, "refused 2nd of 3: rc %d, done %d; want %d, 1", rc, done, -EINVAL);
+		run_restore(s);
+		goto out;
+	}
+	ok = run_cleared_only(s, i, i + 3, "refused 2nd of 3", why);
+out:
+	slots_free(s);
+	return ok;
+}
+
+/*
+ * Many runs of the longest stretch of one frame in one call, until Xen
+ * preempts one mid-run: such a run has its request written back, ptr
+ * advanced by what it cleared and val the count left, before the
+ * continuation, which must finish it (pdone = all, every entry none).
+ */
+static bool check_run_preempted(struct slots *unused, char *why)
+{
+	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
+	unsigned int a = 0, len = 0, i, j, count, try, mid = 0;
+	struct mmu_update *req = NULL;
+	bool ok = true;
+	int done, rc;
+
+	if (!s)
+		return FAIL(why, "cannot run because %u entries could not be mapped", BATCH_SLOTS);
+	/* The longest stretch of the area in one frame: at least 256 entries. */
+	for (i = 0; i < s->n; i = j) {
+		for (j = i + 1; j < s->n && L1_FRAME(s, j) == L1_FRAME(s, i); j++)
+			;
+		if (j - i > len) {
+			a = i;
+			len = j - i;
+		}
+	}
+	for (try = 0, count = RUN_PREEMPT_REQS; try < PREEMPT_TRIES && !mid && ok;
+	     try++, count *= 2) {
+		vfree(req);
+		req = vmalloc(array_size(count, sizeof(*req)));
+		if (!req) {
+			ok = FAIL(why, "cannot run because no memory for %u requests", count);
+			break;
+		}
+		for (j = 0; j < count; j++)
+			run_req(&req[j], s->maddr[a], len);
+		done = -1;
+		rc = mmu_update(req, count, &done);
+		if (rc || done != count) {
+			ok = FAIL(why, "%u runs of %u: rc %d, done %d, want 0, %u",
+				  count, len, rc, done, count);
+			break;
+		}
+		for (j = 0; j < count && ok; j++) {
+			u64 cleared = ((req[j].ptr & ~7ULL) - s->maddr[a]) / sizeof(u64);
+
+			if (req[j].val == len && req[j].ptr == (s->maddr[a] | MMU_PT_CLEAR_RUN))
+				continue;
+			/* Written back at a stop: cleared + left = len, same frame and sub-op. */
+			if ((req[j].ptr & 7) == MMU_PT_CLEAR_RUN &&
+			    (req[j].ptr & PAGE_MASK) == (s->maddr[a] & PAGE_MASK) &&
+			    req[j].val && cleared && cleared + req[j].val == len) {
+				mid++;
+				continue;
+			}
+			ok = FAIL(why, "request %u written back: ptr %#llx val %llu, %u at %#llx",
+				  j, req[j].ptr, req[j].val, len, s->maddr[a]);
+		}
+		if (ok)
+			ok = run_cleared_only(s, a, a + len, "after the call", why);
+	}
+	if (ok && !mid)
+		ok = FAIL(why, "cannot run because no run was preempted mid-run (%u runs of %u)",
+			  count / 2, len);
+	else if (ok)
+		pr_info("%u runs of %u entries in one call: %u written back mid-run and resumed\n",
+			count / 2, len, mid);
+	vfree(req);
+	slots_free(s);
+	return ok;
+}
+
 /* --- stock Xen ------------------------------------------------------- */
 
 /*
@@ -1372,6 +1725,27 @@ static bool check_stock_refuses(struct slots *s, char *why)
 			    "done %d (want 0), val %#llx (want %#llx), entry %#llx (want %#llx)",
 			    done, val, new, entry_read(s, 0), before);
 	pr_info("sub-op %d refused with %d, as unknown sub-op 7\n", MMU_PT_UPDATE_SWAP, rc);
+	return true;
+}
+
+/* Sub-op 5 likewise: a run is refused as sub-op 7, the entries untouched. */
+static bool check_stock_run_refused(struct slots *s, char *why)
+{
+	struct mmu_update req, unknown = { .ptr = s->maddr[0] | 7, .val = 2 };
+	int done = -1, rc, rc_unknown, done_unknown = -1;
+
+	run_req(&req, s->maddr[0], 2);
+	rc = mmu_update(&req, 1, &done);
+	rc_unknown = mmu_update(&unknown, 1, &done_unknown);
+	if (rc >= 0 || rc != rc_unknown)
+		return FAIL(why, "rc %d, want what unknown sub-op 7 gets, %d (negative)",
+			    rc, rc_unknown);
+	if (done != 0 || req.val != 2 || entry_read(s, 0) != s->orig[0] ||
+	    entry_read(s, 1) != s->orig[1])
+		return FAIL(why, "done %d (0), val %llu (2), entries %#llx %#llx (%#llx %#llx)",
+			    done, req.val, entry_read(s, 0), entry_read(s, 1),
+			    s->orig[0], s->orig[1]);
+	pr_info("sub-op %d refused with %d, as unknown sub-op 7\n", MMU_PT_CLEAR_RUN, rc);
 	return true;
 }
 
@@ -1468,6 +1842,11 @@ static const struct {
 	{ "unmapped-request-array", check_unmapped_array },
 	{ "self-referential-swap-to-other-page", check_self_referential_other },
 	{ "self-referential-swap-to-none", check_self_referential_none },
+	{ "run-clears-its-entries-only", check_run_clears },
+	{ "run-to-frame-end-and-refused-counts", check_run_page_end },
+	{ "run-not-l1-einval", check_run_not_l1 },
+	{ "run-mixed-and-refused-part-way", check_run_mixed },
+	{ "run-preempted-mid-run", check_run_preempted },
 };
 
 static void run_checks(bool patched)
@@ -1482,6 +1861,13 @@ static void run_checks(bool patched)
 		snprintf(reason, WHY_SIZE, "XENFEAT_mmu_pt_update_swap (bit %d) is %s",
 			 XENFEAT_mmu_pt_update_swap, feature ? "set" : "clear");
 	record(feature == patched, "feature-bit", reason);
+	feature = xen_run_feature();
+	if (feature < 0)
+		snprintf(reason, WHY_SIZE, "XENVER_get_features failed (%d)", feature);
+	else
+		snprintf(reason, WHY_SIZE, "XENFEAT_mmu_pt_clear_run (bit %d) is %s",
+			 XENFEAT_mmu_pt_clear_run, feature ? "set" : "clear");
+	record(feature == patched, "run-feature-bit", reason);
 
 	s = slots_create(NR_SLOTS, PAGE_KERNEL);
 	if (!s) {
@@ -1490,6 +1876,7 @@ static void run_checks(bool patched)
 	}
 	if (!patched) {
 		record(check_stock_refuses(s, reason), "stock-swap-refused", reason);
+		record(check_stock_run_refused(s, reason), "stock-run-refused", reason);
 		goto out;
 	}
 	for (i = 0; i < ARRAY_SIZE(patched_checks); i++)
@@ -1560,5 +1947,5 @@ static void __exit ptswap_xen_test_exit(void)
 
 module_init(ptswap_xen_test_init);
 module_exit(ptswap_xen_test_exit);
-MODULE_DESCRIPTION("Checks of Xen's MMU_PT_UPDATE_SWAP sub-op from a PV Dom0");
+MODULE_DESCRIPTION("Checks of Xen's MMU_PT_UPDATE_SWAP and MMU_PT_CLEAR_RUN sub-ops from a PV Dom0");
 MODULE_LICENSE("GPL");
