@@ -241,7 +241,7 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	case XPS_CLEAR_DEFER:
 		if (unlikely(xps_mmu_failed()))
 			break;
-		if (!xps_queue_clear(ptep))
+		if (!(xps_runs ? xps_queue_clear_run(ptep) : xps_queue_clear(ptep)))
 			break;
 		this_cpu_write(xps_last_queued, ptep);
 		how = XPS_STAT_DEFERRED;

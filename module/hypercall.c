@@ -43,6 +43,26 @@ bool xps_xen_has_swap(void)
 	return fi.submap & BIT(XENFEAT_mmu_pt_update_swap % 32);
 }
 
+/**
+ * xps_xen_has_clear_run() - does Xen offer MMU_PT_CLEAR_RUN to this domain?
+ *
+ * As xps_xen_has_swap(), for %XENFEAT_mmu_pt_clear_run (test/xen-patch/
+ * 0007).
+ *
+ * Return: true if the bit is set; false if it is clear or Xen refuses the
+ * query.
+ */
+bool xps_xen_has_clear_run(void)
+{
+	struct xen_feature_info fi = {
+		.submap_idx = XENFEAT_mmu_pt_clear_run / 32,
+	};
+
+	if (HYPERVISOR_xen_version(XENVER_get_features, &fi) < 0)
+		return false;
+	return fi.submap & BIT(XENFEAT_mmu_pt_clear_run % 32);
+}
+
 /*
  * One MMU_PT_UPDATE_SWAP request: exchange the L1 entry at @ptep with @new.
  * Return 0 and the replaced entry in *@old, or a negative errno with *@old

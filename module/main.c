@@ -31,6 +31,11 @@ static const char * const xps_mode_names[] = {
 /* Why mode=auto chose what it chose, for the "installed" line. */
 static const char *xps_auto_why;
 
+bool xps_runs = true;
+
+/* Why the runs are off although "runs" asked for them, for the same line. */
+static const char *xps_runs_why;
+
 /**
  * xps_mode_name() - the name of the mode in force
  *
@@ -105,6 +110,48 @@ static const struct kernel_param_ops xps_mode_ops = {
 module_param_cb(mode, &xps_mode_ops, &xps_mode, 0444);
 MODULE_PARM_DESC(mode,
 		 "auto (default): batched if Xen offers MMU_PT_UPDATE_SWAP and the probe passes, else noswap; batched: queue clears the CPU cannot race with, swap the rest; sync: one MMU_PT_UPDATE_SWAP per PTE; noswap: queue what batched queues, native xchg for the rest (for a Xen without MMU_PT_UPDATE_SWAP)");
+
+/**
+ * DOC: runs
+ *
+ * Module parameter "runs", a bool, set at load time only (0444 in
+ * /sys/module/xen_ptswap/parameters/runs, which reads what is in force,
+ * Y or N).  Y (default): in modes "batched" and "noswap", a queued clear
+ * goes through xen_queue_pte_clear_run() (the Linux series' coalescing
+ * patch), which extends the previous queued clear's MMU_PT_CLEAR_RUN
+ * request when the entry is the next one in the same page table, so that
+ * Xen gets one request per run of cleared entries (test/xen-patch/ 0007,
+ * XENFEAT_mmu_pt_clear_run) instead of one per entry.  It falls to N at
+ * load, with the reason in the "installed" log line, where the kernel has
+ * no xen_queue_pte_clear_run() or Xen does not advertise the feature.  N:
+ * one MMU_NORMAL_PT_UPDATE request per queued clear (xen_queue_pte_clear()),
+ * for A/B comparisons in one boot.  Mode "sync" queues nothing either way.
+ * The value returned to the caller and the statistics are the same both
+ * ways.
+ */
+module_param_named(runs, xps_runs, bool, 0444);
+MODULE_PARM_DESC(runs,
+		 "Y (default): queue clears as MMU_PT_CLEAR_RUN runs where the kernel and Xen have them (N where not); N: one request per queued clear");
+
+/*
+ * xps_choose_runs() - turn the runs off where the kernel or Xen lacks them
+ *
+ * Sets xps_runs to false, and xps_runs_why to the reason, where the kernel
+ * has no xen_queue_pte_clear_run() or Xen does not advertise
+ * XENFEAT_mmu_pt_clear_run.  Never fails the load: without runs a queued
+ * clear is one request, as before the run sub-op existed.
+ */
+static void __init xps_choose_runs(void)
+{
+	if (!xps_runs)
+		return;
+	if (!XPS_HAVE_CLEAR_RUN)
+		xps_runs_why = "the kernel has no xen_queue_pte_clear_run()";
+	else if (!xps_xen_has_clear_run())
+		xps_runs_why = "Xen does not offer MMU_PT_CLEAR_RUN";
+	if (xps_runs_why)
+		xps_runs = false;
+}
 
 /*
  * xps_choose_auto() - replace XPS_MODE_AUTO by the mode this Xen allows
@@ -204,6 +251,7 @@ static int __init xps_init(void)
 	err = xps_check();
 	if (err)
 		return err;
+	xps_choose_runs();
 
 	xps_stats_init();
 	xps_fail_init(xps_stats_dir());
@@ -221,10 +269,13 @@ static int __init xps_init(void)
 	}
 
 	if (xps_auto_why)
-		pr_info("installed, mode=%s (auto: %s)\n", xps_mode_name(),
-			xps_auto_why);
+		pr_info("installed, mode=%s (auto: %s), runs=%s%s%s\n",
+			xps_mode_name(), xps_auto_why, xps_runs ? "Y" : "N",
+			xps_runs_why ? ": " : "", xps_runs_why ?: "");
 	else
-		pr_info("installed, mode=%s\n", xps_mode_name());
+		pr_info("installed, mode=%s, runs=%s%s%s\n", xps_mode_name(),
+			xps_runs ? "Y" : "N", xps_runs_why ? ": " : "",
+			xps_runs_why ?: "");
 	return 0;
 
 err_stats:

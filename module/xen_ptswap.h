@@ -57,6 +57,35 @@ static inline bool xps_queue_clear(pte_t *ptep)
 {
 	return xen_queue_pte_clear(ptep);
 }
+
+#ifdef XEN_PTSWAP_HAVE_CLEAR_RUN
+#define XPS_HAVE_CLEAR_RUN	true
+
+/**
+ * xps_queue_clear_run() - queue a PTE clear that Xen must not refuse, in a run
+ * @ptep: the entry, in a pinned page table (page table lock held)
+ *
+ * xen_queue_pte_clear_run() (the series' patch "x86/xen: coalesce queued
+ * PTE clears into MMU_PT_CLEAR_RUN requests"): as xps_queue_clear(), but
+ * the clear of the entry right after the last one queued, in the same page
+ * table page, extends that one's MMU_PT_CLEAR_RUN request (Xen's
+ * test/xen-patch/ 0007) instead of adding a request.
+ *
+ * Return: true if queued; false outside lazy MMU mode or where the kernel
+ * saw no XENFEAT_mmu_pt_clear_run at boot, nothing done.
+ */
+static inline bool xps_queue_clear_run(pte_t *ptep)
+{
+	return xen_queue_pte_clear_run(ptep);
+}
+#else
+#define XPS_HAVE_CLEAR_RUN	false
+
+static inline bool xps_queue_clear_run(pte_t *ptep)
+{
+	return false;
+}
+#endif
 #else
 #define XPS_HAVE_HOOK	false
 
@@ -66,6 +95,13 @@ static inline unsigned long xps_mmu_failures(void)
 }
 
 static inline bool xps_queue_clear(pte_t *ptep)
+{
+	return false;
+}
+
+#define XPS_HAVE_CLEAR_RUN	false
+
+static inline bool xps_queue_clear_run(pte_t *ptep)
 {
 	return false;
 }
@@ -96,6 +132,12 @@ enum xps_mode {
  */
 extern enum xps_mode xps_mode;
 
+/*
+ * Whether queued clears go into MMU_PT_CLEAR_RUN runs (the "runs"
+ * parameter as resolved at load time, read-only afterwards; main.c).
+ */
+extern bool xps_runs;
+
 const char *xps_mode_name(void);
 
 pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
@@ -105,6 +147,7 @@ int xps_hook_install(void);
 void xps_hook_restore(void);
 
 bool xps_xen_has_swap(void);
+bool xps_xen_has_clear_run(void);
 int xps_probe_swap(const char **why);
 int xps_hypercall_swap(pte_t *ptep, pteval_t *old, bool *changed);
 void xps_fail_init(struct dentry *dir);

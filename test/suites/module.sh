@@ -6,7 +6,10 @@
 #   patched Xen + patched or debug kernel: bad parameter, KUnit deferral rule, the
 #     256 MiB MADV_DONTNEED run without and with the module (both modes,
 #     private dirty and shared clean memory): counters, ptwr emulations,
-#     exceptions, mmu_update calls; rmmod restores the old op;
+#     exceptions, mmu_update calls; the dirty run's queued clears in
+#     MMU_PT_CLEAR_RUN runs by default (fewer than one mmu_update request
+#     per 8 pages) and with runs=0 one request per clear
+#     (batched_runs_ab); rmmod restores the old op;
 #     ($XPS_MODULE_MIB: the size in MiB, default 256; every run's lines
 #     take 64: the checks are per PTE, the counts scale with the size);
 #     $XPS_MODULE_CYCLES (default 100) load/use/unload cycles while two
@@ -87,6 +90,50 @@ dmesg_clean() {
 	fi
 }
 
+# batched_runs_ab: with the module loaded by default on a patched Xen,
+# queued clears go into MMU_PT_CLEAR_RUN runs (parameters/runs Y), and the
+# batched measurement just made needed fewer than one mmu_update request
+# (Xen's "page updates") per 8 pages, where one run per page table page
+# needs 2 per 1000; then the same release with runs=N, one request per
+# queued clear, must need at least one per page, with the statistics
+# accounting for every clear as before.  Leaves the module loaded with
+# its defaults.  Status 1 if it could not reload the module.
+batched_runs_ab() {
+	local runs_req=$M_req pages=$M_pages runs
+
+	runs=$(cat /sys/module/xen_ptswap/parameters/runs 2>/dev/null)
+	if [ "$runs" = Y ]; then
+		pass runs-default-on
+	else
+		fail runs-default-on "parameters/runs is '$runs' on a patched Xen with the series' kernel: $(dmesg | grep -o 'xen_ptswap: installed, .*' | tail -n 1)"
+	fi
+	if [ $((runs_req * 8)) -lt "$pages" ]; then
+		pass dontneed-batched-runs-few-requests
+	else
+		fail dontneed-batched-runs-few-requests "$runs_req mmu_update requests for $pages pages"
+	fi
+	rmmod xen_ptswap || { fail runs-off-reload "rmmod xen_ptswap failed"; return 1; }
+	if ! modprobe xen_ptswap runs=0 2>"$T/modprobe.err"; then
+		fail runs-off-reload "$(cat "$T/modprobe.err")"
+		return 1
+	fi
+	if ! measure batched-noruns -m "$MIB"; then
+		fail dontneed-batched-noruns "the run failed: $(cat "$T/batched-noruns.err")"
+	elif [ "$M_req" -ge "$M_pages" ] && [ "$S_deferred" -ge "$M_pages" ] &&
+		[ $((S_unpinned + S_none + S_deferred + S_swapped + S_fallbacks)) -eq "$S_calls" ]; then
+		pass dontneed-batched-noruns-one-request-per-clear
+	else
+		fail dontneed-batched-noruns-one-request-per-clear "requests=$M_req deferred=$S_deferred calls=$S_calls for $M_pages pages"
+	fi
+	info "mmu_update requests per 1000 PTEs, batched: runs=Y $((runs_req * 1000 / pages)), runs=N $((M_req * 1000 / M_pages))"
+	rmmod xen_ptswap || { fail runs-off-reload "rmmod xen_ptswap failed"; return 1; }
+	if ! modprobe xen_ptswap 2>"$T/modprobe.err"; then
+		fail runs-off-reload "$(cat "$T/modprobe.err")"
+		return 1
+	fi
+	pass runs-off-reload
+}
+
 # xp FILE NAME: the total of a xenperf counter from a saved `xenperf -f`.
 xp() {
 	awk -v n="$2" 'index($0, n " ") == 1 { sub(/.*T= */, ""); print $1; f = 1 }
@@ -126,6 +173,7 @@ measure() {
 	M_exc=$(($(xp "$l.xp1" exceptions) - $(xp "$l.xp0" exceptions)))
 	M_ud=$(($(xpvec "$l.xp1" 6) - $(xpvec "$l.xp0" 6)))
 	M_mmu=$(($(xp "$l.xp1" "calls to mmu_update") - $(xp "$l.xp0" "calls to mmu_update")))
+	M_req=$(($(xp "$l.xp1" "page updates") - $(xp "$l.xp0" "page updates")))
 	S_calls=$(stdelta "$l" calls)
 	S_unpinned=$(stdelta "$l" unpinned)
 	S_none=$(stdelta "$l" none)
@@ -136,7 +184,7 @@ measure() {
 	S_native=$(stdelta "$l" native)
 	info "$label: pages=$M_pages ms=$M_ms ptwr_emulations=$M_ptwr" \
 		"exceptions=$M_exc (xenperf's own page faults: $M_spawnflt)" \
-		"invalid_opcode=$M_ud mmu_update_calls=$M_mmu" \
+		"invalid_opcode=$M_ud mmu_update_calls=$M_mmu mmu_update_requests=$M_req" \
 		"module: calls=$S_calls unpinned=$S_unpinned none=$S_none deferred=$S_deferred" \
 		"swapped=$S_swapped hcall_errors=$S_hcall_errors fallbacks=$S_fallbacks native=$S_native"
 }
@@ -487,6 +535,7 @@ check_dontneed() {
 	fi
 	ptwr_under_1pct dontneed-batched-ptwr-under-1pct "$base_ptwr"
 	no_trap_per_page dontneed-batched-no-trap-per-page
+	batched_runs_ab || return
 
 	# Batched, shared memory read-faulted: writable clean entries, never
 	# deferred, one MMU_PT_UPDATE_SWAP each.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ptswap_queue_test - queued PTE clears that span two page table pages.
+ * ptswap_queue_test - queued PTE clears that span two page table pages,
+ * one request each and in runs.
  *
  * xen_queue_pte_clear() (the Linux series' "panic when Xen refuses a
  * multicall that carries a deferred PTE clear") queues one mmu_update
@@ -30,7 +31,18 @@
  *   neighbours: the entries of the area outside the run are unchanged
  *             (a request addressed through the wrong page would clear
  *             an entry there, at the same offset).
- * The entries are put back with set_pte() and the area unmapped.
+ * Then the same three through xen_queue_pte_clear_run() (the series'
+ * coalescing patch: consecutive clears of one page table page extend one
+ * MMU_PT_CLEAR_RUN request; it needs Xen's XENFEAT_mmu_pt_clear_run), as
+ * run-queued, run-cleared and run-neighbours: the run must end at the
+ * boundary and a new one start in the next page table; and
+ *   run-order: clear entry b, set_pte(b + 1) to its own value, clear
+ *             b + 1 and b + 2, in one section: all three end none.  A
+ *             clear that extended a run past a request queued after it
+ *             would reach Xen before that set_pte(), which would then
+ *             map b + 1 again.
+ * Between the passes, and at the end, the entries are put back with
+ * set_pte() (the area is unmapped at the end).
  *
  * Return of the load: 0 if every check passed (the module stays loaded
  * until rmmod; it does nothing more), -EIO if one failed, -ENOENT if no
@@ -115,30 +127,44 @@ static void teardown(void)
 		__free_page(data_page);
 }
 
+/* Put back every entry that is not as mapped. */
+static void restore(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < XPS_QT_PAGES; i++)
+		if (native_pte_val(ptep_get(ptep[i])) != orig[i])
+			set_pte(ptep[i], native_make_pte(orig[i]));
+}
+
 /*
  * Queue the clears of entries [@first, @first + XPS_QT_RUN) in one lazy
- * MMU section and check them; 0 if every check passed, else -EIO.
+ * MMU section, with xen_queue_pte_clear_run() if @run, else
+ * xen_queue_pte_clear(), and check them (the checks' names get "run-"
+ * before them if @run); 0 if every check passed, else -EIO.
  */
-static int queue_and_check(unsigned int first)
+static int queue_and_check(unsigned int first, bool run)
 {
 	unsigned int i, end = first + XPS_QT_RUN;
 	bool queued = true, still = true;
+	const char *pre = run ? "run-" : "";
 	int failed = 0;
 
 	preempt_disable();
 	xps_lazy_enter();
 	for (i = first; i < end; i++)
-		queued &= xen_queue_pte_clear(ptep[i]);
+		queued &= run ? xen_queue_pte_clear_run(ptep[i]) : xen_queue_pte_clear(ptep[i]);
 	for (i = first; i < end; i++)
 		still &= native_pte_val(ptep_get(ptep[i])) == orig[i];
 	xps_lazy_leave();
 	preempt_enable();
 
 	if (queued && still) {
-		pr_info("PASS: queued\n");
+		pr_info("PASS: %squeued\n", pre);
 	} else {
-		pr_err("FAIL: queued: %s\n", queued ?
+		pr_err("FAIL: %squeued: %s\n", pre, queued ?
 		       "an entry changed before lazy MMU mode ended" :
+		       run ? "xen_queue_pte_clear_run() refused (Xen's feature not seen at boot?)" :
 		       "xen_queue_pte_clear() refused in lazy MMU mode");
 		failed = 1;
 	}
@@ -146,10 +172,10 @@ static int queue_and_check(unsigned int first)
 		if (native_pte_val(ptep_get(ptep[i])) != 0)
 			break;
 	if (i == end) {
-		pr_info("PASS: cleared\n");
+		pr_info("PASS: %scleared\n", pre);
 	} else {
-		pr_err("FAIL: cleared: entry %u (%s the page table boundary) is %#llx after lazy MMU mode, want 0\n",
-		       i, table_of(ptep[i]) == table_of(ptep[first]) ? "before" : "after",
+		pr_err("FAIL: %scleared: entry %u (%s the page table boundary) is %#llx after lazy MMU mode, want 0\n",
+		       pre, i, table_of(ptep[i]) == table_of(ptep[first]) ? "before" : "after",
 		       (u64)native_pte_val(ptep_get(ptep[i])));
 		failed = 1;
 	}
@@ -158,13 +184,48 @@ static int queue_and_check(unsigned int first)
 		    native_pte_val(ptep_get(ptep[i])) != orig[i])
 			break;
 	if (i == XPS_QT_PAGES) {
-		pr_info("PASS: neighbours\n");
+		pr_info("PASS: %sneighbours\n", pre);
 	} else {
-		pr_err("FAIL: neighbours: entry %u, outside the run, is %#llx, was %#llx\n",
-		       i, (u64)native_pte_val(ptep_get(ptep[i])), (u64)orig[i]);
+		pr_err("FAIL: %sneighbours: entry %u, outside the run, is %#llx, was %#llx\n",
+		       pre, i, (u64)native_pte_val(ptep_get(ptep[i])), (u64)orig[i]);
 		failed = 1;
 	}
 	return failed ? -EIO : 0;
+}
+
+/*
+ * run-order: in one lazy MMU section clear entry @b, set_pte() entry
+ * @b + 1 to its own value (a request queued after the run), then clear
+ * @b + 1 and @b + 2, all with xen_queue_pte_clear_run(); all three must be
+ * none afterwards.  0 if so, else -EIO.
+ */
+static int run_order(unsigned int b)
+{
+	bool queued = true;
+	unsigned int i;
+
+	preempt_disable();
+	xps_lazy_enter();
+	queued &= xen_queue_pte_clear_run(ptep[b]);
+	set_pte(ptep[b + 1], native_make_pte(orig[b + 1]));
+	queued &= xen_queue_pte_clear_run(ptep[b + 1]);
+	queued &= xen_queue_pte_clear_run(ptep[b + 2]);
+	xps_lazy_leave();
+	preempt_enable();
+
+	for (i = b; i < b + 3; i++)
+		if (native_pte_val(ptep_get(ptep[i])) != 0)
+			break;
+	if (queued && i == b + 3) {
+		pr_info("PASS: run-order\n");
+		return 0;
+	}
+	if (!queued)
+		pr_err("FAIL: run-order: xen_queue_pte_clear_run() refused in lazy MMU mode\n");
+	else
+		pr_err("FAIL: run-order: entry %u is %#llx after lazy MMU mode, want 0 (entry %u was set between two clears)\n",
+		       i, (u64)native_pte_val(ptep_get(ptep[i])), b + 1);
+	return -EIO;
 }
 
 /**
@@ -196,7 +257,18 @@ static int __init ptswap_queue_test_init(void)
 	}
 	pr_info("entries %u-%u, page table boundary before entry %u\n",
 		i - XPS_QT_RUN / 2, i + XPS_QT_RUN / 2 - 1, i);
-	rc = queue_and_check(i - XPS_QT_RUN / 2);
+	rc = queue_and_check(i - XPS_QT_RUN / 2, false);
+	restore();
+	if (queue_and_check(i - XPS_QT_RUN / 2, true))
+		rc = -EIO;
+	restore();
+	/*
+	 * Three entries of the page table page that starts at entry i, past
+	 * the run above: the area holds a whole one, so i < 513 and
+	 * i + XPS_QT_RUN + 2 < XPS_QT_PAGES.
+	 */
+	if (run_order(i + XPS_QT_RUN))
+		rc = -EIO;
 out:
 	teardown();
 	return rc;
