@@ -364,8 +364,8 @@ ptwr_verdicts() {
 if tools/ab-run --rounds 1 --warmup 0 --size 16M --csv "$T/ab/ab.csv" \
 	>"$T/ab.out" 2>"$T/ab.err"; then
 	variants=$(awk -F, 'NR > 1 { print $2 }' "$T/ab/ab.csv" | sort | tr '\n' ' ')
-	if [ "$variants" != "batched noswap sync unloaded " ]; then
-		fail ab-run-small "CSV variants '$variants', expected batched noswap sync unloaded"
+	if [ "$variants" != "batched batched-noruns noswap sync unloaded " ]; then
+		fail ab-run-small "CSV variants '$variants', expected batched batched-noruns noswap sync unloaded"
 	elif [ "$(head -c 4 "$T/ab/ab.png" 2>/dev/null | od -An -tx1 | tr -d ' ')" != 89504e47 ]; then
 		fail ab-run-small "no PNG chart at $T/ab/ab.png"
 	elif ! grep -q '^unloaded ' "$T/ab.out"; then

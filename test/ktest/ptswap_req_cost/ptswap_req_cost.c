@@ -22,6 +22,11 @@
  *               Xen's refusal of its multicall fatal.  Measured only
  *               where the kernel has xen_queue_pte_clear()
  *               (test/linux-patch/);
+ *   lazy-queue-run: xen_queue_pte_clear_run() in lazy MMU mode, the
+ *               module's queued clear with runs=Y: consecutive clears of
+ *               one page table page extend one MMU_PT_CLEAR_RUN request.
+ *               Measured only where the kernel has it and Xen advertises
+ *               XENFEAT_mmu_pt_clear_run;
  *   normal-N:   MMU_NORMAL_PT_UPDATE to 0, N requests per mmu_update;
  *   normal-none-32: the same, 32 per call, of entries already none (made
  *               so before the pass, untimed): Xen's cost of a request
@@ -74,8 +79,8 @@
  * clamps the PV clock to a window around the last tick, and whole passes
  * measured 0 ns in two lab boots (20261204-194852-9885,
  * 20261204-225833-24720).  Requests per call is 1 for memory, ptwr,
- * lazy-set_pte and lazy-queue-clear (one xchg, set_pte() or queued clear
- * per entry; Linux merges the lazy ways' updates into its multicalls) and
+ * lazy-set_pte, lazy-queue-clear and lazy-queue-run (one xchg, set_pte() or
+ * queued clear per entry; Linux merges the lazy ways' updates into its multicalls) and
  * 0 for empty-call; for the run ways it is the number of run requests the
  * call carried.
  */
@@ -114,7 +119,7 @@ MODULE_PARM_DESC(rounds, "timed passes of each way, 1-1001 (default 21)");
 
 enum way_kind {
 	WAY_MEMORY, WAY_PTWR, WAY_LAZY, WAY_QCLEAR, WAY_NORMAL, WAY_SWAP, WAY_EMPTY, WAY_XLATE,
-	WAY_P2M, WAY_RUN
+	WAY_P2M, WAY_RUN, WAY_QRUN
 };
 
 /*
@@ -132,6 +137,17 @@ static inline bool xen_queue_pte_clear(pte_t *ptep)
 }
 #endif
 
+/* xen_queue_pte_clear_run(), the series' coalescing patch. */
+#ifdef XPS_HAVE_QUEUE_PTE_CLEAR_RUN
+#define HAVE_QRUN	true
+#else
+#define HAVE_QRUN	false
+static inline bool xen_queue_pte_clear_run(pte_t *ptep)
+{
+	return false;
+}
+#endif
+
 /**
  * struct way - one way of clearing, and its per-round results
  * @name: as printed
@@ -144,6 +160,7 @@ static inline bool xen_queue_pte_clear(pte_t *ptep)
  * @none: the entries are made none before the pass (untimed)
  * @notown: WAY_XLATE of frames that are not Dom0's
  * @qclear: needs xen_queue_pte_clear() in the kernel
+ * @qrun: needs xen_queue_pte_clear_run() in the kernel (and the run sub-op)
  * @ns: ns per entry of each round, @rounds of them
  */
 struct way {
@@ -156,6 +173,7 @@ struct way {
 	bool none;
 	bool notown;
 	bool qclear;
+	bool qrun;
 	u64 *ns;
 };
 
@@ -164,6 +182,7 @@ static struct way ways[] = {
 	{ .name = "ptwr", .kind = WAY_PTWR, .per_call = 1 },
 	{ .name = "lazy-set_pte", .kind = WAY_LAZY, .per_call = 1 },
 	{ .name = "lazy-queue-clear", .kind = WAY_QCLEAR, .per_call = 1, .qclear = true },
+	{ .name = "lazy-queue-run", .kind = WAY_QRUN, .per_call = 1, .qrun = true, .run = true },
 	{ .name = "normal-1", .kind = WAY_NORMAL, .per_call = 1 },
 	{ .name = "normal-32", .kind = WAY_NORMAL, .per_call = 32 },
 	{ .name = "normal-all", .kind = WAY_NORMAL },
@@ -279,11 +298,12 @@ static int clear_pass(struct way *w)
 		xps_lazy_leave();
 		return 0;
 	}
-	if (w->kind == WAY_QCLEAR) {
+	if (w->kind == WAY_QCLEAR || w->kind == WAY_QRUN) {
 		xps_lazy_enter();
 		for (i = 0; i < entries && !rc; i++)
-			if (!xen_queue_pte_clear(ptep[i]))
-				rc = -EINVAL;	/* not in lazy MMU mode */
+			if (!(w->kind == WAY_QRUN ? xen_queue_pte_clear_run(ptep[i]) :
+			      xen_queue_pte_clear(ptep[i])))
+				rc = -EINVAL;	/* not in lazy MMU mode, or no run sub-op */
 		xps_lazy_leave();
 		return rc;
 	}
@@ -551,12 +571,14 @@ static void teardown(void)
 }
 
 /*
- * Whether @w can run here: swap-* need the swap sub-op, run-* the run
- * sub-op, lazy-queue-clear the series.
+ * Whether @w can run here: swap-* need the swap sub-op, run-* and
+ * lazy-queue-run the run sub-op, lazy-queue-clear and lazy-queue-run the
+ * series' functions.
  */
 static bool way_runs(const struct way *w, bool swap, bool run)
 {
-	return (!w->swap || swap) && (!w->run || run) && (!w->qclear || HAVE_QCLEAR);
+	return (!w->swap || swap) && (!w->run || run) && (!w->qclear || HAVE_QCLEAR) &&
+	       (!w->qrun || HAVE_QRUN);
 }
 
 /* Whether Xen advertises feature bit @bit (of submap 0) to this domain. */
@@ -648,6 +670,8 @@ static int __init ptswap_req_cost_init(void)
 		pr_info("XENFEAT_mmu_pt_clear_run is clear: run-* not measured\n");
 	if (!HAVE_QCLEAR)
 		pr_info("the kernel has no xen_queue_pte_clear(): lazy-queue-clear not measured\n");
+	if (!HAVE_QRUN)
+		pr_info("the kernel has no xen_queue_pte_clear_run(): lazy-queue-run not measured\n");
 	teardown();
 	results_blob.data = results;
 	results_blob.size = results_len;
