@@ -241,7 +241,12 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 	case XPS_CLEAR_DEFER:
 		if (unlikely(xps_mmu_failed()))
 			break;
-		if (!(xps_runs ? xps_queue_clear_run(ptep) : xps_queue_clear(ptep)))
+		/*
+		 * A run refuses where the kernel's boot-time copy of Xen's
+		 * features lacks the run sub-op (a domain migrated from an
+		 * older Xen): queue one request instead.
+		 */
+		if (!(xps_runs && xps_queue_clear_run(ptep)) && !xps_queue_clear(ptep))
 			break;
 		this_cpu_write(xps_last_queued, ptep);
 		how = XPS_STAT_DEFERRED;

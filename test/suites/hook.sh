@@ -323,7 +323,8 @@ check_queue() {
 	fi
 	dmesg_new | grep "^$QUEUE: " >"$T/queue.log"
 	why="$(grep -v ': PASS: ' "$T/queue.log" | tr '\n' '|')$(cat "$T/insmod.err")"
-	for c in queued cleared neighbours run-queued run-cleared run-neighbours run-order; do
+	for c in queued cleared neighbours run-queued run-cleared run-neighbours run-order \
+		run-after-flush; do
 		if grep -q "^$QUEUE: PASS: $c\$" "$T/queue.log"; then
 			pass "queue-$c"
 		else

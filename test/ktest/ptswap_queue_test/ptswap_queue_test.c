@@ -40,7 +40,16 @@
  *             b + 1 and b + 2, in one section: all three end none.  A
  *             clear that extended a run past a request queued after it
  *             would reach Xen before that set_pte(), which would then
- *             map b + 1 again.
+ *             map b + 1 again;
+ *   run-after-flush: clear entry b, issue the queue
+ *             (arch_flush_lazy_mmu_mode()), set_pte() entry c far away to
+ *             its own value, clear b + 1: b and b + 1 end none and c as
+ *             mapped.  A run remembered across the flush would take c's
+ *             request, queued where the run's was, for the run and
+ *             count b + 1 into it.
+ * Whether the boundary run met the page table pages adjacent in memory
+ * (the only case in which the run's own entry-after-the-last test cannot
+ * tell them apart, and the page boundary test must) is logged.
  * Between the passes, and at the end, the entries are put back with
  * set_pte() (the area is unmapped at the end).
  *
@@ -228,6 +237,37 @@ static int run_order(unsigned int b)
 	return -EIO;
 }
 
+/*
+ * run-after-flush: clear @b, issue the queue, set_pte() @c to its own
+ * value, clear @b + 1, all in one lazy MMU section; @b and @b + 1 must be
+ * none and @c as mapped.  0 if so, else -EIO.
+ */
+static int run_after_flush(unsigned int b, unsigned int c)
+{
+	bool queued = true;
+	pteval_t e0, e1, ec;
+
+	preempt_disable();
+	xps_lazy_enter();
+	queued &= xen_queue_pte_clear_run(ptep[b]);
+	arch_flush_lazy_mmu_mode();
+	set_pte(ptep[c], native_make_pte(orig[c]));
+	queued &= xen_queue_pte_clear_run(ptep[b + 1]);
+	xps_lazy_leave();
+	preempt_enable();
+
+	e0 = native_pte_val(ptep_get(ptep[b]));
+	e1 = native_pte_val(ptep_get(ptep[b + 1]));
+	ec = native_pte_val(ptep_get(ptep[c]));
+	if (queued && !e0 && !e1 && ec == orig[c]) {
+		pr_info("PASS: run-after-flush\n");
+		return 0;
+	}
+	pr_err("FAIL: run-after-flush: queued %d, entries %u %u %u: %#llx %#llx %#llx, want 0 0 %#llx\n",
+	       queued, b, b + 1, c, (u64)e0, (u64)e1, (u64)ec, (u64)orig[c]);
+	return -EIO;
+}
+
 /**
  * ptswap_queue_test_init() - run the checks at load (see the file's header)
  *
@@ -255,8 +295,9 @@ static int __init ptswap_queue_test_init(void)
 		rc = -ENOENT;
 		goto out;
 	}
-	pr_info("entries %u-%u, page table boundary before entry %u\n",
-		i - XPS_QT_RUN / 2, i + XPS_QT_RUN / 2 - 1, i);
+	pr_info("entries %u-%u, page table boundary before entry %u; the two page table pages %s adjacent in memory\n",
+		i - XPS_QT_RUN / 2, i + XPS_QT_RUN / 2 - 1, i,
+		ptep[i - 1] + 1 == ptep[i] ? "are" : "are not");
 	rc = queue_and_check(i - XPS_QT_RUN / 2, false);
 	restore();
 	if (queue_and_check(i - XPS_QT_RUN / 2, true))
@@ -268,6 +309,10 @@ static int __init ptswap_queue_test_init(void)
 	 * i + XPS_QT_RUN + 2 < XPS_QT_PAGES.
 	 */
 	if (run_order(i + XPS_QT_RUN))
+		rc = -EIO;
+	restore();
+	/* Two more entries of that page, and one far from them. */
+	if (run_after_flush(i + 2 * XPS_QT_RUN, i + 4 * XPS_QT_RUN))
 		rc = -EIO;
 out:
 	teardown();

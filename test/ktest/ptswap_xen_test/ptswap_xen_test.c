@@ -1630,15 +1630,23 @@ out:
 }
 
 /*
- * Many runs of the longest stretch of one frame in one call, until Xen
- * preempts one mid-run: such a run has its request written back, ptr
+ * Units of RUN_UNIT requests, in one call, until Xen preempts a run
+ * mid-run: the first and last entries of the area's longest stretch in
+ * one frame mapped again (two normal updates), the run clearing the whole
+ * stretch, and swaps of those two entries to 0, which must return 0 (the
+ * run cleared them, ends included, before the next request: a run
+ * counted done without finishing, or resumed past its end, leaves one
+ * mapped).  The entries between are already none after the first unit,
+ * so most of a unit's time is its run, and most preemptions land
+ * mid-run.  A run stopped mid-run has its request written back, ptr
  * advanced by what it cleared and val the count left, before the
- * continuation, which must finish it (pdone = all, every entry none).
+ * continuation, which must finish it (pdone = all).
  */
+#define RUN_UNIT	5
 static bool check_run_preempted(struct slots *unused, char *why)
 {
 	struct slots *s = slots_create(BATCH_SLOTS, PAGE_KERNEL);
-	unsigned int a = 0, len = 0, i, j, count, try, mid = 0;
+	unsigned int a = 0, len = 0, b, i, j, units, count = 0, try, mid = 0;
 	struct mmu_update *req = NULL;
 	bool ok = true;
 	int done, rc;
@@ -1654,47 +1662,60 @@ static bool check_run_preempted(struct slots *unused, char *why)
 			len = j - i;
 		}
 	}
-	for (try = 0, count = RUN_PREEMPT_REQS; try < PREEMPT_TRIES && !mid && ok;
-	     try++, count *= 2) {
+	b = a + len - 1;
+	for (try = 0, units = RUN_PREEMPT_REQS; try < PREEMPT_TRIES && !mid && ok;
+	     try++, units *= 2) {
+		count = units * RUN_UNIT;
 		vfree(req);
 		req = vmalloc(array_size(count, sizeof(*req)));
 		if (!req) {
 			ok = FAIL(why, "cannot run because no memory for %u requests", count);
 			break;
 		}
-		for (j = 0; j < count; j++)
-			run_req(&req[j], s->maddr[a], len);
+		for (j = 0; j < count; j += RUN_UNIT) {
+			normal_req(&req[j], s->maddr[a], s->orig[a]);
+			normal_req(&req[j + 1], s->maddr[b], s->orig[b]);
+			run_req(&req[j + 2], s->maddr[a], len);
+			swap_req(&req[j + 3], s->maddr[a], 0);
+			swap_req(&req[j + 4], s->maddr[b], 0);
+		}
 		done = -1;
 		rc = mmu_update(req, count, &done);
 		if (rc || done != count) {
-			ok = FAIL(why, "%u runs of %u: rc %d, done %d, want 0, %u",
-				  count, len, rc, done, count);
+			ok = FAIL(why, "%u units of a run of %u: rc %d, done %d, want 0, %u",
+				  units, len, rc, done, count);
 			break;
 		}
-		for (j = 0; j < count && ok; j++) {
-			u64 cleared = ((req[j].ptr & ~7ULL) - s->maddr[a]) / sizeof(u64);
+		for (j = 0; j < count && ok; j += RUN_UNIT) {
+			struct mmu_update *r = &req[j + 2];
+			u64 cleared = ((r->ptr & ~7ULL) - s->maddr[a]) / sizeof(u64);
 
-			if (req[j].val == len && req[j].ptr == (s->maddr[a] | MMU_PT_CLEAR_RUN))
+			if (req[j + 3].val || req[j + 4].val) {
+				ok = FAIL(why, "unit %u: run left entries %u, %u as %#llx, %#llx",
+					  j / RUN_UNIT, a, b, req[j + 3].val, req[j + 4].val);
+				break;
+			}
+			if (r->val == len && r->ptr == (s->maddr[a] | MMU_PT_CLEAR_RUN))
 				continue;
 			/* Written back at a stop: cleared + left = len, same frame and sub-op. */
-			if ((req[j].ptr & 7) == MMU_PT_CLEAR_RUN &&
-			    (req[j].ptr & PAGE_MASK) == (s->maddr[a] & PAGE_MASK) &&
-			    req[j].val && cleared && cleared + req[j].val == len) {
+			if ((r->ptr & 7) == MMU_PT_CLEAR_RUN &&
+			    (r->ptr & PAGE_MASK) == (s->maddr[a] & PAGE_MASK) &&
+			    r->val && cleared && cleared + r->val == len) {
 				mid++;
 				continue;
 			}
-			ok = FAIL(why, "request %u written back: ptr %#llx val %llu, %u at %#llx",
-				  j, req[j].ptr, req[j].val, len, s->maddr[a]);
+			ok = FAIL(why, "unit %u: run written back: %#llx %llu (%u at %#llx)",
+				  j / RUN_UNIT, r->ptr, r->val, len, s->maddr[a]);
 		}
 		if (ok)
 			ok = run_cleared_only(s, a, a + len, "after the call", why);
 	}
 	if (ok && !mid)
-		ok = FAIL(why, "cannot run because no run was preempted mid-run (%u runs of %u)",
-			  count / 2, len);
+		ok = FAIL(why, "cannot run because no run was preempted mid-run (%u units)",
+			  units / 2);
 	else if (ok)
-		pr_info("%u runs of %u entries in one call: %u written back mid-run and resumed\n",
-			count / 2, len, mid);
+		pr_info("%u units with a run of %u entries in one call: %u runs written back mid-run and resumed\n",
+			units / 2, len, mid);
 	vfree(req);
 	slots_free(s);
 	return ok;
