@@ -6,7 +6,8 @@
 #   1. --kernel native: the patched kernel without Xen; tools/ab-run there
 #      measures the native floor into out/native-$AB_BENCH.csv;
 #   2. patched Xen + patched PV Dom0: tools/ab-run alternates module
-#      unloaded / mode=batched / mode=sync for $AB_ROUNDS rounds, with the
+#      unloaded / mode=batched (runs=Y) / runs=0 / mode=sync / mode=noswap
+#      for $AB_ROUNDS rounds, with the
 #      native floor beside them, into out/ab-$AB_BENCH.{csv,txt,png} and
 #      out/ab-$AB_BENCH-summary.csv; then tools/req-cost, the cost of one
 #      cleared L1 entry each way (ptwr, MMU_NORMAL_PT_UPDATE,
@@ -155,7 +156,7 @@ else
 	what="stack $stack_name: $(stack_value title), Xen $(stack_value xen), Linux $(stack_value linux)"
 fi
 if [ "$host" = 1 ]; then
-	echo "lab-ab: A/B in one boot ($what): unloaded, batched, sync, noswap x $rounds rounds: ${benches[*]}"
+	echo "lab-ab: A/B in one boot ($what): unloaded, batched, batched-noruns, sync, noswap x $rounds rounds: ${benches[*]}"
 	# ab-run prints the table in Dom0 (test/lab/run relays it) and writes this
 	# file only when it completes: remove an old one so the pointer below is
 	# this run's.
@@ -173,7 +174,7 @@ if [ "$host" = 1 ]; then
 fi
 
 if [ "$guests" = 1 ] && [ "$bench" = madv ]; then
-	echo "lab-ab: guests: xl save, xl restore, xl migrate of a $guest_mib MiB PV guest, unloaded, batched, sync x $guest_rounds rounds"
+	echo "lab-ab: guests: xl save, xl restore, xl migrate of a $guest_mib MiB PV guest, unloaded, batched, batched-noruns, sync, noswap x $guest_rounds rounds"
 	rm -f out/ab-save.txt out/ab-restore.txt out/ab-migrate.txt out/ab-foreign-guest.txt
 	grc=0
 	# A live migration to the same Dom0 holds two copies of the guest.

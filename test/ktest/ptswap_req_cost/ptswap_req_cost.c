@@ -250,8 +250,9 @@ static int restore_all(void)
  * WAY_RUN: one mmu_update of MMU_PT_CLEAR_RUN requests covering every
  * entry, each of @w->per_call entries or up to the end of its L1 frame
  * (the entries of the area are consecutive slots but for the frame
- * boundaries).  Building the requests is timed too: a guest builds them.
- * 0, or the call's error (-EIO if it did not do every request).
+ * boundaries, which may be machine-adjacent).  Building the requests is
+ * timed too: a guest builds them.  0, or the call's error (-EIO if it did
+ * not do every request).
  */
 static int run_pass(struct way *w)
 {
@@ -259,9 +260,15 @@ static int run_pass(struct way *w)
 	int rc;
 
 	while (i < entries) {
+		/*
+		 * Consecutive slots of one frame: two L1 tables next to each
+		 * other in machine memory continue the addresses, so the
+		 * page boundary ends a run too.
+		 */
 		for (len = 1; i + len < entries &&
 		     (!w->per_call || len < w->per_call) &&
-		     maddr[i + len] == maddr[i] + len * sizeof(u64); len++)
+		     maddr[i + len] == maddr[i] + len * sizeof(u64) &&
+		     (maddr[i + len] & ~PAGE_MASK); len++)
 			;
 		req[n].ptr = maddr[i] | MMU_PT_CLEAR_RUN;
 		req[n].val = len;

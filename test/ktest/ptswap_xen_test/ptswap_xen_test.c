@@ -1380,8 +1380,10 @@ static unsigned int run_find(const struct slots *s, unsigned int from, unsigned 
 	unsigned int i, j;
 
 	for (i = from; i + n <= s->n; i++) {
+		/* Two L1 frames may be adjacent in machine memory. */
 		for (j = 1; j < n; j++)
-			if (s->maddr[i + j] != s->maddr[i] + j * sizeof(u64))
+			if (s->maddr[i + j] != s->maddr[i] + j * sizeof(u64) ||
+			    L1_FRAME(s, i + j) != L1_FRAME(s, i))
 				break;
 		if (j == n)
 			return i;
