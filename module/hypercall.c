@@ -22,6 +22,18 @@
 #include "xen_ptswap_abi.h"
 #include "xen_ptswap.h"
 
+/* Whether Xen sets feature bit @bit for this domain, asked afresh. */
+static bool xps_xen_has(unsigned int bit)
+{
+	struct xen_feature_info fi = {
+		.submap_idx = bit / 32,
+	};
+
+	if (HYPERVISOR_xen_version(XENVER_get_features, &fi) < 0)
+		return false;
+	return fi.submap & BIT(bit % 32);
+}
+
 /**
  * xps_xen_has_swap() - does Xen offer MMU_PT_UPDATE_SWAP to this domain?
  *
@@ -34,13 +46,7 @@
  */
 bool xps_xen_has_swap(void)
 {
-	struct xen_feature_info fi = {
-		.submap_idx = XENFEAT_mmu_pt_update_swap / 32,
-	};
-
-	if (HYPERVISOR_xen_version(XENVER_get_features, &fi) < 0)
-		return false;
-	return fi.submap & BIT(XENFEAT_mmu_pt_update_swap % 32);
+	return xps_xen_has(XENFEAT_mmu_pt_update_swap);
 }
 
 /**
@@ -54,13 +60,7 @@ bool xps_xen_has_swap(void)
  */
 bool xps_xen_has_clear_run(void)
 {
-	struct xen_feature_info fi = {
-		.submap_idx = XENFEAT_mmu_pt_clear_run / 32,
-	};
-
-	if (HYPERVISOR_xen_version(XENVER_get_features, &fi) < 0)
-		return false;
-	return fi.submap & BIT(XENFEAT_mmu_pt_clear_run % 32);
+	return xps_xen_has(XENFEAT_mmu_pt_clear_run);
 }
 
 /*

@@ -1872,25 +1872,30 @@ static const struct {
 	{ "run-preempted-mid-run", check_run_preempted },
 };
 
+/*
+ * Record check @check: feature bit @bit (@name), as xen_*_feature()
+ * returned it in @feature, must be set on a patched Xen and clear on stock.
+ */
+static void record_feature(const char *check, const char *name, int bit, int feature,
+			   bool patched)
+{
+	if (feature < 0)
+		snprintf(reason, WHY_SIZE, "XENVER_get_features failed (%d)", feature);
+	else
+		snprintf(reason, WHY_SIZE, "%s (bit %d) is %s", name, bit,
+			 feature ? "set" : "clear");
+	record(feature == patched, check, reason);
+}
+
 static void run_checks(bool patched)
 {
-	int feature = xen_swap_feature();
 	struct slots *s;
 	unsigned int i;
 
-	if (feature < 0)
-		snprintf(reason, WHY_SIZE, "XENVER_get_features failed (%d)", feature);
-	else
-		snprintf(reason, WHY_SIZE, "XENFEAT_mmu_pt_update_swap (bit %d) is %s",
-			 XENFEAT_mmu_pt_update_swap, feature ? "set" : "clear");
-	record(feature == patched, "feature-bit", reason);
-	feature = xen_run_feature();
-	if (feature < 0)
-		snprintf(reason, WHY_SIZE, "XENVER_get_features failed (%d)", feature);
-	else
-		snprintf(reason, WHY_SIZE, "XENFEAT_mmu_pt_clear_run (bit %d) is %s",
-			 XENFEAT_mmu_pt_clear_run, feature ? "set" : "clear");
-	record(feature == patched, "run-feature-bit", reason);
+	record_feature("feature-bit", "XENFEAT_mmu_pt_update_swap",
+		       XENFEAT_mmu_pt_update_swap, xen_swap_feature(), patched);
+	record_feature("run-feature-bit", "XENFEAT_mmu_pt_clear_run",
+		       XENFEAT_mmu_pt_clear_run, xen_run_feature(), patched);
 
 	s = slots_create(NR_SLOTS, PAGE_KERNEL);
 	if (!s) {
