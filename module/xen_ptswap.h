@@ -57,8 +57,21 @@ static inline bool xps_queue_clear(pte_t *ptep)
 {
 	return xen_queue_pte_clear(ptep);
 }
+#else
+#define XPS_HAVE_HOOK	false
 
-#ifdef XEN_PTSWAP_HAVE_CLEAR_RUN
+static inline unsigned long xps_mmu_failures(void)
+{
+	return 0;
+}
+
+static inline bool xps_queue_clear(pte_t *ptep)
+{
+	return false;
+}
+#endif
+
+#if defined(XEN_PTSWAP_HAVE_HOOK) && defined(XEN_PTSWAP_HAVE_CLEAR_RUN)
 #define XPS_HAVE_CLEAR_RUN	true
 
 /**
@@ -79,26 +92,6 @@ static inline bool xps_queue_clear_run(pte_t *ptep)
 	return xen_queue_pte_clear_run(ptep);
 }
 #else
-#define XPS_HAVE_CLEAR_RUN	false
-
-static inline bool xps_queue_clear_run(pte_t *ptep)
-{
-	return false;
-}
-#endif
-#else
-#define XPS_HAVE_HOOK	false
-
-static inline unsigned long xps_mmu_failures(void)
-{
-	return 0;
-}
-
-static inline bool xps_queue_clear(pte_t *ptep)
-{
-	return false;
-}
-
 #define XPS_HAVE_CLEAR_RUN	false
 
 static inline bool xps_queue_clear_run(pte_t *ptep)
