@@ -329,7 +329,7 @@ stress() {
 	touch "$stop"
 	[ -n "$loop_pid" ] && wait "$loop_pid"
 	sed 's/^/# stress-ng: /' "$log" | grep -vE 'dispatching|stressor +bogo|\(secs\)' | head -n 30
-	if [ $rc = 0 ] && grep -q 'successful run completed' "$log"; then
+	if [ $rc = 0 ] && grep -q '] successful run completed' "$log"; then
 		pass stress-ng-verify
 	else
 		fail stress-ng-verify "exit status $rc: $(grep -m2 -iE 'fail|error|verif' "$log" | tr '\n' '|')"

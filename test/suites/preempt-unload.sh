@@ -13,9 +13,11 @@
 # /sys/kernel/debug/sched/preempt selects "(full)"; start background load
 # that clears PTEs all the time, checked by contents (the correctness
 # programs munmap, dontneed, shmem_race, smp_race in loops; stress-ng
-# --vm --vm-method all --verify; stress-ng --pthread, whose exiting
-# threads' vmalloc'ed stacks are vfree'd from a workqueue, and the module
-# loads themselves, both of which vunmap kernel PTEs through the op;
+# --vm --vm-method all --verify; stress-ng --fork, whose exiting
+# children's vmalloc'ed kernel stacks are vfree'd from a workqueue, and
+# the module loads themselves, both of which vunmap kernel PTEs through
+# the op (not --pthread: Debian 12's stress-ng crashes a late-starting
+# thread of its own, test/stress-ng/late-threads.c);
 # a kprobe on __vunmap_range_noflush counts them); then XPS_CYCLES (100)
 # cycles of modprobe xen_ptswap (mode=batched and mode=sync in turn),
 # counters read while loaded, rmmod; then stop the load.  Checks: every
@@ -120,7 +122,11 @@ bg_prog() {
 }
 
 # stress-ng in 30 s runs, as nobody (as root its madvise/vm stressors may
-# poison pages), each run must verify and complete.
+# poison pages), each run must verify and complete.  --fork, not
+# --pthread: 0.15.06's pthread stressor can leave a thread unjoined when
+# its timeout lands right after a pthread_create(), and that thread then
+# faults on the stressor's reused stack frame (CI of 3b900fc, lab run
+# 20261207-213609-13270; test/lab/selftest stress_ng_pthread).
 bg_stress() {
 	local runs=0 nbad=0 whyrun='' rc
 	mkdir -p "$WORK/stress" && chmod 1777 "$WORK/stress"
@@ -130,10 +136,10 @@ bg_stress() {
 			nice -n "$NICE" setpriv --reuid=nobody --regid=nogroup --clear-groups \
 				stress-ng --temp-path "$WORK/stress" --timeout 30s --verify --metrics-brief \
 				--vm 2 --vm-bytes 4M --vm-method all \
-				--pthread 1 --pthread-max 32 >"$WORK/stress-ng.log" 2>&1
+				--fork 1 --fork-max 32 >"$WORK/stress-ng.log" 2>&1
 			rc=$?
 			runs=$((runs + 1))
-			if [ "$rc" != 0 ] || ! grep -q 'successful run completed' "$WORK/stress-ng.log"; then
+			if [ "$rc" != 0 ] || ! grep -q '] successful run completed' "$WORK/stress-ng.log"; then
 				nbad=$((nbad + 1))
 				[ -z "$whyrun" ] && whyrun="run $runs: status $rc: $(grep -m2 -iE 'fail|error|verif' "$WORK/stress-ng.log" | tr '\n' '|')"
 			fi
