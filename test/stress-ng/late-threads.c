@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 struct late_start {
-	void *(*fn)(void *);
+	void *(*fn)(void *arg);
 	void *arg;
 };
 
@@ -48,8 +48,8 @@ static void *late_start(void *p)
 int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		   void *(*fn)(void *), void *arg)
 {
-	static int (*real)(pthread_t *, const pthread_attr_t *,
-			   void *(*)(void *), void *);
+	static int (*real)(pthread_t *th, const pthread_attr_t *attr,
+			   void *(*start)(void *arg), void *arg);
 	struct late_start *s;
 	int ret;
 
@@ -69,7 +69,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 
 void _exit(int status)
 {
-	static void (*real)(int);
+	static void (*real)(int status);
 
 	if (!real)
 		real = dlsym(RTLD_NEXT, "_exit");
