@@ -242,9 +242,9 @@ pte_t xps_ptep_get_and_clear(struct mm_struct *mm, unsigned long addr,
 		if (unlikely(xps_mmu_failed()))
 			break;
 		/*
-		 * A run refuses where the kernel's boot-time copy of Xen's
-		 * features lacks the run sub-op (a domain migrated from an
-		 * older Xen): queue one request instead.
+		 * A run refuses where Xen, as the kernel last asked it (at
+		 * boot or on resume), lacks the run sub-op (a domain migrated
+		 * to an older Xen since the load): queue one request instead.
 		 */
 		if (!(xps_runs && xps_queue_clear_run(ptep)) && !xps_queue_clear(ptep))
 			break;

@@ -140,9 +140,13 @@ MODULE_PARM_DESC(runs,
  * Sets xps_runs to false, and xps_runs_why to the reason, where the kernel
  * has no xen_queue_pte_clear_run(), Xen does not advertise
  * XENFEAT_mmu_pt_clear_run, or the kernel's boot-time copy of Xen's
- * features (xen_feature(), which xen_queue_pte_clear_run() reads) lacks
- * it.  Never fails the load: without runs a queued clear is one request,
- * as before the run sub-op existed.
+ * features (xen_feature()) lacks it: a domain booted on a Xen without the
+ * sub-op and migrated since, which this load leaves without runs.  After
+ * the load the kernel asks Xen again on every resume
+ * (xen_probe_clear_run()), and xen_queue_pte_clear_run() refuses where Xen
+ * stopped offering the sub-op; xps_ptep_get_and_clear() then queues one
+ * request per clear.  Never fails the load: without runs a queued clear is
+ * one request, as before the run sub-op existed.
  */
 static void __init xps_choose_runs(void)
 {
