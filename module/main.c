@@ -13,7 +13,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
-#include <xen/features.h>
 #include <xen/xen.h>
 
 #include "stats.h"
@@ -138,15 +137,13 @@ MODULE_PARM_DESC(runs,
  * xps_choose_runs() - turn the runs off where the kernel or Xen lacks them
  *
  * Sets xps_runs to false, and xps_runs_why to the reason, where the kernel
- * has no xen_queue_pte_clear_run(), Xen does not advertise
- * XENFEAT_mmu_pt_clear_run, or the kernel's boot-time copy of Xen's
- * features (xen_feature()) lacks it: a domain booted on a Xen without the
- * sub-op and migrated since, which this load leaves without runs.  After
- * the load the kernel asks Xen again on every resume
- * (xen_probe_clear_run()), and xen_queue_pte_clear_run() refuses where Xen
- * stopped offering the sub-op; xps_ptep_get_and_clear() then queues one
- * request per clear.  Never fails the load: without runs a queued clear is
- * one request, as before the run sub-op existed.
+ * has no xen_queue_pte_clear_run() or Xen does not advertise
+ * XENFEAT_mmu_pt_clear_run.  The kernel asks Xen itself, at boot and on
+ * every resume (the series' xen_probe_clear_run()), and
+ * xen_queue_pte_clear_run() refuses where Xen does not offer the sub-op;
+ * xps_ptep_get_and_clear() then queues one request per clear.  Never fails
+ * the load: without runs a queued clear is one request, as before the run
+ * sub-op existed.
  */
 static void __init xps_choose_runs(void)
 {
@@ -156,8 +153,6 @@ static void __init xps_choose_runs(void)
 		xps_runs_why = "the kernel has no xen_queue_pte_clear_run()";
 	else if (!xps_xen_has_clear_run())
 		xps_runs_why = "Xen does not offer MMU_PT_CLEAR_RUN";
-	else if (!xen_feature(XENFEAT_mmu_pt_clear_run))
-		xps_runs_why = "the kernel did not see MMU_PT_CLEAR_RUN at boot";
 	if (xps_runs_why)
 		xps_runs = false;
 }

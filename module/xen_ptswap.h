@@ -84,8 +84,9 @@ static inline bool xps_queue_clear(pte_t *ptep)
  * table page, extends that one's MMU_PT_CLEAR_RUN request (Xen's
  * test/xen-patch/ 0007) instead of adding a request.
  *
- * Return: true if queued; false outside lazy MMU mode or where the kernel
- * saw no XENFEAT_mmu_pt_clear_run at boot, nothing done.
+ * Return: true if queued; false outside lazy MMU mode or where Xen, as the
+ * kernel last asked it (at boot or on resume), does not offer
+ * MMU_PT_CLEAR_RUN, nothing done.
  */
 static inline bool xps_queue_clear_run(pte_t *ptep)
 {

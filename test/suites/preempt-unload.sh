@@ -136,7 +136,7 @@ bg_stress() {
 			nice -n "$NICE" setpriv --reuid=nobody --regid=nogroup --clear-groups \
 				stress-ng --temp-path "$WORK/stress" --timeout 30s --verify --metrics-brief \
 				--vm 2 --vm-bytes 4M --vm-method all \
-				--fork 1 --fork-max 32 >"$WORK/stress-ng.log" 2>&1
+				--fork 1 --fork-max 8 >"$WORK/stress-ng.log" 2>&1
 			rc=$?
 			runs=$((runs + 1))
 			if [ "$rc" != 0 ] || ! grep -q '] successful run completed' "$WORK/stress-ng.log"; then

@@ -173,7 +173,7 @@ static int queue_and_check(unsigned int first, bool run)
 	} else {
 		pr_err("FAIL: %squeued: %s\n", pre, queued ?
 		       "an entry changed before lazy MMU mode ended" :
-		       run ? "xen_queue_pte_clear_run() refused (Xen's feature not seen at boot?)" :
+		       run ? "xen_queue_pte_clear_run() refused (Xen without MMU_PT_CLEAR_RUN?)" :
 		       "xen_queue_pte_clear() refused in lazy MMU mode");
 		failed = 1;
 	}
