@@ -16,8 +16,7 @@
 # --vm --vm-method all --verify; stress-ng --fork, whose exiting
 # children's vmalloc'ed kernel stacks are vfree'd from a workqueue, and
 # the module loads themselves, both of which vunmap kernel PTEs through
-# the op (not --pthread: Debian 12's stress-ng crashes a late-starting
-# thread of its own, test/stress-ng/late-threads.c);
+# the op (not --pthread: see bg_stress);
 # a kprobe on __vunmap_range_noflush counts them); then XPS_CYCLES (100)
 # cycles of modprobe xen_ptswap (mode=batched and mode=sync in turn),
 # counters read while loaded, rmmod; then stop the load.  Checks: every
